@@ -1,0 +1,457 @@
+/* hipobj.h - public API of hipObject: S3 objects moved between S3-compatible
+ * storage and host or GPU memory.
+ *
+ * Conventions (see docs/threading.md and docs/architecture.md):
+ * - Every function returns an int status: HIPOBJ_OK (0) or an enum hipobj_status
+ *   value. S3 error codes ("NoSuchKey", ...) are data in struct hipobj_error.
+ * - Caller-owned option structs start with struct_size, set by their _INIT
+ *   macro; zero/NULL fields mean "default". A NULL options pointer means all
+ *   defaults.
+ * - Strings passed in are borrowed for the duration of the call (the client
+ *   copies what it keeps). Objects returned through `**out` are owned by the
+ *   caller and released with their _free/_destroy function.
+ * - `err` arguments are optional (NULL allowed); when given they receive the
+ *   details of a failure and are cleared on success.
+ */
+#ifndef HIPOBJ_H
+#define HIPOBJ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HIPOBJ_BUILDING) && defined(__GNUC__)
+#define HIPOBJ_API __attribute__((visibility("default")))
+#else
+#define HIPOBJ_API
+#endif
+
+/** Library version, as numbers and as one integer (major*10000+minor*100+patch). */
+#define HIPOBJ_VERSION_MAJOR 0
+#define HIPOBJ_VERSION_MINOR 1
+#define HIPOBJ_VERSION_PATCH 0
+#define HIPOBJ_VERSION_NUM                                                     \
+  (HIPOBJ_VERSION_MAJOR * 10000 + HIPOBJ_VERSION_MINOR * 100 +                 \
+   HIPOBJ_VERSION_PATCH)
+
+/** Returns the version of the loaded library as "MAJOR.MINOR.PATCH". */
+HIPOBJ_API const char *hipobj_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Status codes. Values are stable and never renumbered; new ones are only
+ *  appended. The S3 error code behind a failure is in struct hipobj_error. */
+enum hipobj_status {
+  HIPOBJ_OK = 0,                  /**< Success. */
+  HIPOBJ_E_INVALID_ARGUMENT = 1,  /**< A parameter is invalid (NULL, range, name). */
+  HIPOBJ_E_OUT_OF_MEMORY = 2,     /**< An allocation failed. */
+  HIPOBJ_E_CONFIG = 3,            /**< Configuration incomplete or invalid (no endpoint, no credentials, bad URL). */
+  HIPOBJ_E_CONNECT = 4,           /**< Could not resolve or connect to the endpoint. */
+  HIPOBJ_E_NETWORK = 5,           /**< Connection reset or send/receive failure during a request. */
+  HIPOBJ_E_TIMEOUT = 6,           /**< A connect or transfer timeout expired (also S3 RequestTimeout). */
+  HIPOBJ_E_TLS = 7,               /**< TLS handshake or certificate verification failed. */
+  HIPOBJ_E_PROTOCOL = 8,          /**< The server's answer is malformed: bad XML, wrong length, wrong Content-Range. */
+  HIPOBJ_E_NOT_FOUND = 9,         /**< 404: no such bucket, key or upload. */
+  HIPOBJ_E_ACCESS_DENIED = 10,    /**< 401/403: bad credentials, signature mismatch, access denied. */
+  HIPOBJ_E_PRECONDITION = 11,     /**< 412: If-Match / If-None-Match failed (the object changed). */
+  HIPOBJ_E_INVALID_RANGE = 12,    /**< 416: the requested range is not satisfiable. */
+  HIPOBJ_E_CLIENT_ERROR = 13,     /**< Any other 4xx answer from the server. */
+  HIPOBJ_E_SERVER_ERROR = 14,     /**< 5xx answer from the server. */
+  HIPOBJ_E_THROTTLED = 15,        /**< 503 SlowDown / 429: the server asks to slow down. */
+  HIPOBJ_E_BUFFER_TOO_SMALL = 16, /**< The destination is smaller than the data. */
+  HIPOBJ_E_IO = 17,               /**< A local I/O operation failed (errno in the error detail). */
+  HIPOBJ_E_CANCELLED = 18,        /**< The operation was cancelled. */
+  HIPOBJ_E_UNSUPPORTED = 19,      /**< Not supported by this build, this memory kind or this server. */
+  HIPOBJ_E_INTERNAL = 20,         /**< A bug in hipObject; please report it. */
+};
+
+/** A static, human-readable description of a status code. Never NULL. */
+HIPOBJ_API const char *hipobj_strerror(int status);
+
+/** Non-zero when an operation that failed with this status may succeed if
+ *  repeated (network failures, timeouts, 5xx, throttling). */
+HIPOBJ_API int hipobj_status_is_retryable(int status);
+
+/* ------------------------------------------------------------------------ */
+/* Error detail                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** Details of a failed call. Create one, pass it to any number of calls
+ *  (one call at a time), read it after a failure. Never contains secrets. */
+struct hipobj_error;
+
+/** Allocates an empty error detail object. */
+HIPOBJ_API int hipobj_error_create(struct hipobj_error **out);
+/** Frees an error detail object. NULL is allowed. */
+HIPOBJ_API void hipobj_error_free(struct hipobj_error *err);
+/** Resets all fields to "no error". */
+HIPOBJ_API void hipobj_error_clear(struct hipobj_error *err);
+/** The status of the failure (HIPOBJ_OK if none recorded). */
+HIPOBJ_API int hipobj_error_status(const struct hipobj_error *err);
+/** HTTP status of the failing response, 0 when none was received. */
+HIPOBJ_API int hipobj_error_http_status(const struct hipobj_error *err);
+/** S3 error `Code` (e.g. "NoSuchKey"), "" when none. */
+HIPOBJ_API const char *hipobj_error_s3_code(const struct hipobj_error *err);
+/** S3 error `Message`, "" when none. */
+HIPOBJ_API const char *hipobj_error_s3_message(const struct hipobj_error *err);
+/** S3 `RequestId` (or x-amz-request-id), "" when none. */
+HIPOBJ_API const char *hipobj_error_request_id(const struct hipobj_error *err);
+/** The failing sub-operation, e.g. "GetObject", "UploadPart #3". */
+HIPOBJ_API const char *hipobj_error_operation(const struct hipobj_error *err);
+/** errno of a failed system call, 0 when none. */
+HIPOBJ_API int hipobj_error_sys_errno(const struct hipobj_error *err);
+/** libcurl CURLcode of a failed transfer, 0 when none. */
+HIPOBJ_API int hipobj_error_transport_code(const struct hipobj_error *err);
+/** Number of retries made before giving up. */
+HIPOBJ_API unsigned hipobj_error_retries(const struct hipobj_error *err);
+/** One line of text describing the failure, e.g.
+ *  "GetObject: NoSuchKey (404): The specified key does not exist." */
+HIPOBJ_API const char *hipobj_error_message(const struct hipobj_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Global state                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** Initialises the dependencies' global state (libcurl, libxml2). Call once
+ *  before creating clients, while no other thread uses those libraries.
+ *  Reference counted: each call must be matched by hipobj_global_cleanup(). */
+HIPOBJ_API int hipobj_global_init(void);
+/** Releases what hipobj_global_init() set up, on the last matching call. */
+HIPOBJ_API void hipobj_global_cleanup(void);
+
+/* ------------------------------------------------------------------------ */
+/* Memory descriptors                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** Where a buffer lives. */
+enum hipobj_mem_kind {
+  HIPOBJ_MEM_HOST = 0, /**< Ordinary host memory. */
+  HIPOBJ_MEM_HIP = 1,  /**< AMD GPU memory (HIP runtime). */
+  HIPOBJ_MEM_CUDA = 2, /**< NVIDIA GPU memory (CUDA runtime). */
+};
+
+/** Describes a buffer. The memory is borrowed for the duration of a call. */
+struct hipobj_mem {
+  enum hipobj_mem_kind kind; /**< Where the memory lives. */
+  int device;                /**< GPU ordinal for HIP/CUDA, ignored for host. */
+  void *ptr;                 /**< First byte. May be NULL only when len is 0. */
+  size_t len;                /**< Size in bytes. */
+};
+
+/** A host-memory descriptor over [ptr, ptr+len). */
+static inline struct hipobj_mem hipobj_mem_host(void *ptr, size_t len) {
+  struct hipobj_mem m = {HIPOBJ_MEM_HOST, 0, ptr, len};
+  return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Client                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** A connection to one S3 endpoint with one set of credentials. Thread-safe:
+ *  any number of threads may run operations on one client at once. */
+struct hipobj_client;
+
+/** URL style for bucket names. */
+enum hipobj_addressing {
+  HIPOBJ_ADDRESSING_AUTO = 0,    /**< Path style for a custom endpoint, virtual-hosted for AWS. */
+  HIPOBJ_ADDRESSING_PATH = 1,    /**< http://endpoint/bucket/key */
+  HIPOBJ_ADDRESSING_VIRTUAL = 2, /**< http://bucket.endpoint/key */
+};
+
+/** Log levels for hipobj_client_config.log_level and HIPOBJ_LOG. */
+enum hipobj_log_level {
+  HIPOBJ_LOG_DEFAULT = 0, /**< Use HIPOBJ_LOG from the environment, else WARN. */
+  HIPOBJ_LOG_ERROR = 1,
+  HIPOBJ_LOG_WARN = 2,
+  HIPOBJ_LOG_INFO = 3,
+  HIPOBJ_LOG_DEBUG = 4,
+  HIPOBJ_LOG_NONE = 5,
+};
+
+/** Receives one log line (no trailing newline). May be called from any
+ *  thread, concurrently. Never receives secrets. */
+typedef void (*hipobj_log_fn)(void *user, enum hipobj_log_level level,
+                              const char *line);
+
+/** Client configuration. Initialise with HIPOBJ_CLIENT_CONFIG_INIT; every
+ *  zero/NULL field takes its default. Strings are copied by
+ *  hipobj_client_create(). Where a field is NULL the AWS environment is used,
+ *  as the AWS CLI does: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION /
+ *  AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+ *  AWS_SESSION_TOKEN, then AWS_PROFILE (default "default") in
+ *  AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and AWS_CONFIG_FILE
+ *  (~/.aws/config). */
+struct hipobj_client_config {
+  size_t struct_size;            /**< sizeof(struct hipobj_client_config). */
+  const char *endpoint_url;      /**< e.g. "http://127.0.0.1:9000"; default AWS for the region. */
+  const char *region;            /**< Signing region; default "us-east-1". */
+  const char *access_key_id;     /**< Credentials; NULL: environment/profile. */
+  const char *secret_access_key; /**< Never logged. */
+  const char *session_token;     /**< Optional, sent as x-amz-security-token. */
+  const char *profile;           /**< Profile name in the AWS files; NULL: AWS_PROFILE or "default". */
+  int anonymous;                 /**< Non-zero: send unsigned requests, ignore credentials. */
+  enum hipobj_addressing addressing; /**< Default: AUTO. */
+  int tls_skip_verify;           /**< Non-zero disables TLS verification (default: verify). */
+  const char *ca_bundle;         /**< CA file; NULL: the system store. */
+  unsigned connect_timeout_ms;   /**< Default 10000. */
+  unsigned request_timeout_ms;   /**< Whole-request limit; 0: none (a stall detector still applies). */
+  unsigned stall_timeout_ms;     /**< Abort when no byte moves for this long; default 30000. */
+  unsigned max_attempts;         /**< Attempts per request incl. the first; default 4; 1 = no retry. */
+  unsigned retry_base_ms;        /**< First backoff step; default 100 (capped at 20 s, full jitter). */
+  unsigned max_connections;      /**< Concurrent connections to the endpoint; default 16. */
+  unsigned concurrency;          /**< Parallel parts per transfer; default 8. */
+  uint64_t part_size;            /**< Multipart part size; default 8 MiB. */
+  uint64_t multipart_threshold;  /**< PUT switches to multipart above this size; default part_size. */
+  int unsigned_payload;          /**< Non-zero: object payloads are sent as UNSIGNED-PAYLOAD instead of
+                                      being SHA-256 hashed and signed (saves CPU; integrity then
+                                      rests on TCP/TLS). Default: hash and sign. */
+  enum hipobj_log_level log_level; /**< Default: HIPOBJ_LOG env var, else WARN. */
+  hipobj_log_fn log_fn;          /**< Default: lines to stderr. */
+  void *log_user;                /**< Passed to log_fn. */
+};
+
+/** Initialiser for struct hipobj_client_config. */
+#define HIPOBJ_CLIENT_CONFIG_INIT                                              \
+  { .struct_size = sizeof(struct hipobj_client_config) }
+
+/** Creates a client. cfg may be NULL (all defaults / environment). Fails with
+ *  HIPOBJ_E_CONFIG (and a message naming the missing piece) when the endpoint
+ *  or credentials cannot be determined. */
+HIPOBJ_API int hipobj_client_create(const struct hipobj_client_config *cfg,
+                                    struct hipobj_client **out,
+                                    struct hipobj_error *err);
+/** Destroys a client. No call on it may be in progress. NULL is allowed. */
+HIPOBJ_API void hipobj_client_destroy(struct hipobj_client *client);
+/** The endpoint URL the client resolved (for display). */
+HIPOBJ_API const char *hipobj_client_endpoint(const struct hipobj_client *client);
+/** The region the client signs for. */
+HIPOBJ_API const char *hipobj_client_region(const struct hipobj_client *client);
+
+/* ------------------------------------------------------------------------ */
+/* Transfer results                                                         */
+/* ------------------------------------------------------------------------ */
+
+/** The path the payload took. */
+enum hipobj_data_path {
+  HIPOBJ_PATH_NONE = 0,        /**< No payload moved. */
+  HIPOBJ_PATH_HTTP = 1,        /**< HTTP body, host memory. */
+  HIPOBJ_PATH_HTTP_STAGED = 2, /**< HTTP body staged through pinned host memory (GPU). */
+  HIPOBJ_PATH_RDMA_DIRECT = 3, /**< RDMA straight into/out of the buffer. */
+  HIPOBJ_PATH_RDMA_STAGED = 4, /**< RDMA through pinned host memory (GPU). */
+};
+
+/** Name of a data path: "none", "http", "http-staged", "rdma-direct", "rdma-staged". */
+HIPOBJ_API const char *hipobj_data_path_name(enum hipobj_data_path path);
+
+#define HIPOBJ_ETAG_MAX 128
+#define HIPOBJ_UPLOAD_ID_MAX 1024
+
+/** Filled in by data transfers (GET, PUT, UploadPart). Initialise with
+ *  HIPOBJ_XFER_RESULT_INIT; partially filled also on failure. */
+struct hipobj_xfer_result {
+  size_t struct_size;             /**< sizeof(struct hipobj_xfer_result). */
+  uint64_t bytes;                 /**< Payload bytes moved (GET: written to dst). */
+  uint64_t object_size;           /**< Whole object size when known (GET), else 0. */
+  uint64_t rdma_bytes;            /**< Of `bytes`, how many went by RDMA. */
+  unsigned retries;               /**< Requests repeated after a retryable failure. */
+  unsigned parts;                 /**< Multipart parts (0 for a single request). */
+  enum hipobj_data_path path;     /**< Data path used. */
+  double seconds;                 /**< Wall time of the call. */
+  char etag[HIPOBJ_ETAG_MAX];     /**< ETag of the object / part, quotes kept. */
+  char upload_id[HIPOBJ_UPLOAD_ID_MAX]; /**< Multipart upload id kept on failure (keep_failed_upload). */
+};
+
+/** Initialiser for struct hipobj_xfer_result. */
+#define HIPOBJ_XFER_RESULT_INIT                                                \
+  { .struct_size = sizeof(struct hipobj_xfer_result) }
+
+/* ------------------------------------------------------------------------ */
+/* Object operations                                                        */
+/* ------------------------------------------------------------------------ */
+
+/** Options of hipobj_s3_get(). */
+struct hipobj_get_opts {
+  size_t struct_size;    /**< sizeof(struct hipobj_get_opts). */
+  int has_range;         /**< Non-zero: read [offset, offset+length). */
+  uint64_t offset;       /**< First byte of the range. */
+  uint64_t length;       /**< Range length; 0 with has_range means "to the end". */
+  const char *if_match;  /**< Fail with HIPOBJ_E_PRECONDITION unless the ETag matches. */
+};
+#define HIPOBJ_GET_OPTS_INIT { .struct_size = sizeof(struct hipobj_get_opts) }
+
+/** Reads an object, or a byte range of it, into dst. The bytes land directly
+ *  in dst->ptr. The call fails with HIPOBJ_E_BUFFER_TOO_SMALL (writing
+ *  nothing past dst->len) when the data does not fit; res->bytes is the
+ *  number of bytes written and is only complete when HIPOBJ_OK is returned. */
+HIPOBJ_API int hipobj_s3_get(struct hipobj_client *client, const char *bucket,
+                             const char *key, const struct hipobj_mem *dst,
+                             const struct hipobj_get_opts *opts,
+                             struct hipobj_xfer_result *res,
+                             struct hipobj_error *err);
+
+/** Object metadata returned by hipobj_s3_head(). */
+struct hipobj_object_info {
+  size_t struct_size;          /**< sizeof(struct hipobj_object_info). */
+  uint64_t size;               /**< Content length in bytes. */
+  int64_t last_modified;       /**< Unix time (seconds), 0 when unknown. */
+  char etag[HIPOBJ_ETAG_MAX];  /**< Quoted ETag as the server sent it. */
+  char content_type[256];      /**< Content-Type, "" when absent. */
+};
+#define HIPOBJ_OBJECT_INFO_INIT                                                \
+  { .struct_size = sizeof(struct hipobj_object_info) }
+
+/** HeadObject: size, ETag, last-modified and content type of an object. */
+HIPOBJ_API int hipobj_s3_head(struct hipobj_client *client, const char *bucket,
+                              const char *key, struct hipobj_object_info *info,
+                              struct hipobj_error *err);
+
+/** Options of hipobj_s3_put(). */
+struct hipobj_put_opts {
+  size_t struct_size;           /**< sizeof(struct hipobj_put_opts). */
+  const char *content_type;     /**< Default "application/octet-stream". */
+  uint64_t part_size;           /**< 0: the client's part size. */
+  uint64_t multipart_threshold; /**< 0: the client's threshold. */
+  unsigned concurrency;         /**< 0: the client's concurrency. */
+  int keep_failed_upload;       /**< Non-zero: do not abort a failed multipart upload;
+                                     its id is returned in res->upload_id for resuming. */
+};
+#define HIPOBJ_PUT_OPTS_INIT { .struct_size = sizeof(struct hipobj_put_opts) }
+
+/** Writes src as an object. Objects larger than the multipart threshold are
+ *  uploaded in parts (CreateMultipartUpload, UploadPart..., Complete); a
+ *  failed multipart upload is aborted unless keep_failed_upload is set. */
+HIPOBJ_API int hipobj_s3_put(struct hipobj_client *client, const char *bucket,
+                             const char *key, const struct hipobj_mem *src,
+                             const struct hipobj_put_opts *opts,
+                             struct hipobj_xfer_result *res,
+                             struct hipobj_error *err);
+
+/** DeleteObject. Deleting a missing key succeeds, as in S3. */
+HIPOBJ_API int hipobj_s3_delete(struct hipobj_client *client,
+                                const char *bucket, const char *key,
+                                struct hipobj_error *err);
+
+/** CreateBucket (in the client's region). */
+HIPOBJ_API int hipobj_s3_create_bucket(struct hipobj_client *client,
+                                       const char *bucket,
+                                       struct hipobj_error *err);
+
+/** DeleteBucket (the bucket must be empty). */
+HIPOBJ_API int hipobj_s3_delete_bucket(struct hipobj_client *client,
+                                       const char *bucket,
+                                       struct hipobj_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Listing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Options of hipobj_s3_list(). */
+struct hipobj_list_opts {
+  size_t struct_size;             /**< sizeof(struct hipobj_list_opts). */
+  const char *prefix;             /**< Only keys starting with this. */
+  const char *delimiter;          /**< Group keys into common prefixes (e.g. "/"). */
+  const char *continuation_token; /**< From hipobj_list_page_next_token(). */
+  const char *start_after;        /**< List keys after this one. */
+  unsigned max_keys;              /**< Page size; 0: server default (1000). */
+};
+#define HIPOBJ_LIST_OPTS_INIT { .struct_size = sizeof(struct hipobj_list_opts) }
+
+/** One page of a ListObjectsV2 answer. */
+struct hipobj_list_page;
+
+/** ListObjectsV2: one page. Follow hipobj_list_page_next_token() for more. */
+HIPOBJ_API int hipobj_s3_list(struct hipobj_client *client, const char *bucket,
+                              const struct hipobj_list_opts *opts,
+                              struct hipobj_list_page **out,
+                              struct hipobj_error *err);
+/** Frees a page. NULL is allowed. */
+HIPOBJ_API void hipobj_list_page_free(struct hipobj_list_page *page);
+/** Number of objects in the page. */
+HIPOBJ_API size_t hipobj_list_page_count(const struct hipobj_list_page *page);
+/** Key of object i (valid while the page lives). */
+HIPOBJ_API const char *hipobj_list_page_key(const struct hipobj_list_page *page, size_t i);
+/** Size of object i. */
+HIPOBJ_API uint64_t hipobj_list_page_size(const struct hipobj_list_page *page, size_t i);
+/** ETag of object i. */
+HIPOBJ_API const char *hipobj_list_page_etag(const struct hipobj_list_page *page, size_t i);
+/** Last-modified of object i, Unix time. */
+HIPOBJ_API int64_t hipobj_list_page_mtime(const struct hipobj_list_page *page, size_t i);
+/** Number of common prefixes (with a delimiter). */
+HIPOBJ_API size_t hipobj_list_page_prefix_count(const struct hipobj_list_page *page);
+/** Common prefix i. */
+HIPOBJ_API const char *hipobj_list_page_prefix(const struct hipobj_list_page *page, size_t i);
+/** Continuation token for the next page, NULL when this is the last page. */
+HIPOBJ_API const char *hipobj_list_page_next_token(const struct hipobj_list_page *page);
+
+/* ------------------------------------------------------------------------ */
+/* Multipart uploads, step by step                                          */
+/* ------------------------------------------------------------------------ */
+
+/** A multipart upload in progress: bucket, key, upload id and the parts
+ *  uploaded through it. Parts may be uploaded from several threads at once. */
+struct hipobj_mpu;
+
+/** CreateMultipartUpload. content_type may be NULL. */
+HIPOBJ_API int hipobj_s3_mpu_create(struct hipobj_client *client,
+                                    const char *bucket, const char *key,
+                                    const char *content_type,
+                                    struct hipobj_mpu **out,
+                                    struct hipobj_error *err);
+/** A handle for an existing upload id (to resume it). The parts already on
+ *  the server are learnt with hipobj_s3_mpu_list_parts(). */
+HIPOBJ_API int hipobj_mpu_open(struct hipobj_client *client, const char *bucket,
+                               const char *key, const char *upload_id,
+                               struct hipobj_mpu **out,
+                               struct hipobj_error *err);
+/** The upload id. */
+HIPOBJ_API const char *hipobj_mpu_upload_id(const struct hipobj_mpu *mpu);
+/** Frees the handle (does not abort the upload). NULL is allowed. */
+HIPOBJ_API void hipobj_mpu_free(struct hipobj_mpu *mpu);
+
+/** UploadPart: part_number 1..10000, data from src. The ETag is recorded in
+ *  the handle for hipobj_s3_mpu_complete() and returned in res->etag. */
+HIPOBJ_API int hipobj_s3_mpu_upload_part(struct hipobj_mpu *mpu,
+                                         unsigned part_number,
+                                         const struct hipobj_mem *src,
+                                         struct hipobj_xfer_result *res,
+                                         struct hipobj_error *err);
+/** CompleteMultipartUpload with every part recorded in the handle, in part
+ *  order. An <Error> inside a 200 answer is reported as a failure. */
+HIPOBJ_API int hipobj_s3_mpu_complete(struct hipobj_mpu *mpu,
+                                      struct hipobj_xfer_result *res,
+                                      struct hipobj_error *err);
+/** AbortMultipartUpload. */
+HIPOBJ_API int hipobj_s3_mpu_abort(struct hipobj_mpu *mpu,
+                                   struct hipobj_error *err);
+
+/** ListParts: the parts the server holds for this upload (all pages). They
+ *  replace the parts recorded in the handle, so an upload can be resumed. */
+HIPOBJ_API int hipobj_s3_mpu_list_parts(struct hipobj_mpu *mpu,
+                                        struct hipobj_error *err);
+/** Number of parts recorded in the handle. */
+HIPOBJ_API size_t hipobj_mpu_part_count(const struct hipobj_mpu *mpu);
+/** Part i (in part-number order): number, size and ETag. Returns
+ *  HIPOBJ_E_INVALID_ARGUMENT when i is out of range. */
+HIPOBJ_API int hipobj_mpu_part(const struct hipobj_mpu *mpu, size_t i,
+                               unsigned *number, uint64_t *size,
+                               const char **etag);
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Parses a size such as "5MiB", "8M", "1.5GiB", "5242880" (IEC and SI
+ *  suffixes, case-insensitive, B optional). */
+HIPOBJ_API int hipobj_parse_size(const char *text, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HIPOBJ_H */

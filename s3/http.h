@@ -1,0 +1,99 @@
+/* http.h - the HTTP engine: one libcurl multi handle driven by one worker
+ * thread per client. Requests are submitted from any thread and complete
+ * through a callback on the worker thread, so many transfers share the
+ * connection pool and run concurrently. The only interface to libcurl. */
+#ifndef HIPOBJ_S3_HTTP_H
+#define HIPOBJ_S3_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/buf.h"
+#include "../src/log.h"
+
+struct s3_http;
+
+struct s3_http_config {
+  unsigned connect_timeout_ms;
+  unsigned request_timeout_ms; /* 0: none */
+  unsigned stall_timeout_ms;   /* abort when < 1 byte/s for this long */
+  unsigned max_connections;
+  int tls_skip_verify;
+  const char *ca_bundle;
+  const struct hlog *log;
+};
+
+int s3_http_create(const struct s3_http_config *cfg, struct s3_http **out,
+                   struct hbuf *why);
+/* Waits for the worker to stop; no transfer may be in flight. */
+void s3_http_destroy(struct s3_http *h);
+
+/* Receives body bytes of a 2xx answer. Return 0 to go on, -1 to abort the
+ * transfer (the reason stays with the caller). */
+typedef int (*s3_sink_fn)(void *ctx, const char *data, size_t n);
+/* Fills buf with up to n request-body bytes; returns the count (0 only at the
+ * end of the body), or (size_t)-1 to abort. */
+typedef size_t (*s3_source_fn)(void *ctx, char *buf, size_t n);
+
+struct s3_http_resp {
+  long status;         /* 0 when no answer */
+  int transport_code;  /* CURLcode, 0 on success */
+  char transport_msg[256];
+  int64_t content_length; /* -1 when absent */
+  char content_range[128];
+  char etag[128];
+  char last_modified[64];
+  char content_type[256];
+  char request_id[128];
+  int aborted_by_sink;     /* the sink returned -1 */
+  uint64_t body_bytes;     /* bytes passed to the sink / stored in body */
+  struct hbuf body;        /* non-2xx bodies, and 2xx bodies without sink */
+  struct hbuf extra_headers; /* "name: value\n" lines of x-amz-* answers */
+};
+
+struct s3_http_xfer;
+typedef void (*s3_done_fn)(struct s3_http_xfer *x, void *ctx);
+
+struct s3_http_xfer {
+  /* request (borrowed until completion) */
+  const char *method;
+  const char *url;
+  char *const *header_lines;
+  size_t n_header_lines;
+  int no_body_expected;  /* HEAD */
+  const char *body;      /* in-memory request body, or */
+  s3_source_fn source;   /* streamed request body */
+  void *source_ctx;
+  uint64_t body_len;     /* request body length (either form) */
+  int send_body;         /* a body (possibly empty) is sent */
+  s3_sink_fn sink;       /* 2xx response body; NULL: resp.body */
+  void *sink_ctx;
+  size_t body_limit;     /* cap of resp.body; 0: 1 MiB */
+  s3_done_fn done;       /* called on the worker thread */
+  void *done_ctx;
+  /* result */
+  struct s3_http_resp resp;
+  /* private to the engine */
+  void *priv_easy;
+  struct s3_http_xfer *priv_next;
+  uint64_t priv_not_before_ms;
+};
+
+/* Resets resp for a new attempt (keeps the request fields). */
+void s3_http_xfer_reset(struct s3_http_xfer *x);
+/* Frees what resp holds. */
+void s3_http_xfer_cleanup(struct s3_http_xfer *x);
+
+/* Queues x; `done` runs on the worker when it ends (success or not). With
+ * delay_ms the transfer starts no sooner than that (retry backoff). */
+int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
+                   unsigned delay_ms);
+/* Submits and waits. x->done must be NULL. */
+int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x);
+/* The libcurl version string, for diagnostics. */
+const char *s3_http_version(void);
+/* Global init/cleanup of libcurl and libxml2 (called by hipobj_global_*). */
+int s3_global_init(void);
+void s3_global_cleanup(void);
+
+#endif

@@ -1,0 +1,35 @@
+/* error_int.h - the layout of struct hipobj_error and the helpers that fill it.
+ * Only this header and error.c know the fields. */
+#ifndef HIPOBJ_ERROR_INT_H
+#define HIPOBJ_ERROR_INT_H
+
+#include "hipobj.h"
+
+struct hipobj_error {
+  int status;
+  int http_status;
+  int sys_errno;
+  int transport_code;
+  unsigned retries;
+  char s3_code[64];
+  char s3_message[512];
+  char request_id[128];
+  char operation[64];
+  char message[1024];
+};
+
+/* All setters accept err == NULL and return `status` so they can end a call:
+ *   return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject", "bucket is empty");
+ * The one-line message is built as "<operation>: <text>". */
+int herr_set(struct hipobj_error *err, int status, const char *operation,
+             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* An S3 error answer: message "<op>: <Code> (<http>): <Message>". */
+int herr_set_s3(struct hipobj_error *err, int status, const char *operation,
+                int http_status, const char *code, const char *message,
+                const char *request_id);
+/* Maps an HTTP status and S3 error code to a status enum value. */
+int herr_status_from_http(int http_status, const char *s3_code);
+/* Copies src into dst (both may be NULL). */
+void herr_copy(struct hipobj_error *dst, const struct hipobj_error *src);
+
+#endif
