@@ -1,6 +1,7 @@
 /* buf.c - growable byte buffer / string builder (see buf.h). */
 #include "buf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,486 @@
+/* http.c - the HTTP engine: one libcurl multi handle per client, driven by
+ * one worker thread. Submitters queue transfers under a lock and wake the
+ * worker; the worker owns every easy handle and runs completion callbacks.
+ * All connections of a client live in the multi handle's pool, so requests
+ * from any thread reuse them. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <libxml/parser.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "../src/strutil.h"
+
+#define DEFAULT_BODY_LIMIT (1u << 20)
+
+struct s3_http {
+  CURLM *multi;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  struct s3_http_xfer *queue; /* submitted, not yet handed to curl */
+  int stop;
+  struct s3_http_config cfg;
+  char *ca_bundle;
+  CURL **idle; /* easy handles kept for reuse; worker-only */
+  size_t n_idle;
+};
+
+/* Per-transfer engine state, allocated at start and freed at completion. */
+struct xfer_priv {
+  CURL *easy;
+  struct curl_slist *headers;
+  uint64_t sent;
+  char errbuf[CURL_ERROR_SIZE];
+};
+
+static uint64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+const char *s3_http_version(void) { return curl_version(); }
+
+int s3_global_init(void) {
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    return -1;
+  xmlInitParser();
+  return 0;
+}
+
+void s3_global_cleanup(void) {
+  xmlCleanupParser();
+  curl_global_cleanup();
+}
+
+void s3_http_xfer_reset(struct s3_http_xfer *x) {
+  struct s3_http_resp *r = &x->resp;
+  hbuf_reset(&r->body);
+  hbuf_reset(&r->extra_headers);
+  struct hbuf body = r->body, extra = r->extra_headers;
+  memset(r, 0, sizeof *r);
+  r->body = body;
+  r->extra_headers = extra;
+  r->content_length = -1;
+}
+
+void s3_http_xfer_cleanup(struct s3_http_xfer *x) {
+  hbuf_free(&x->resp.body);
+  hbuf_free(&x->resp.extra_headers);
+}
+
+/* ---- libcurl callbacks (worker thread) ---------------------------------- */
+
+static void copy_value(char *dst, size_t dstsz, const char *v, size_t n) {
+  if (n >= dstsz)
+    n = dstsz - 1;
+  memcpy(dst, v, n);
+  dst[n] = '\0';
+}
+
+static size_t on_header(char *data, size_t size, size_t nitems, void *ud) {
+  struct s3_http_xfer *x = ud;
+  struct s3_http_resp *r = &x->resp;
+  size_t len = size * nitems;
+  if (len >= 5 && !strncmp(data, "HTTP/", 5)) {
+    /* A new status line (after 100 Continue): forget earlier headers. */
+    s3_http_xfer_reset(x);
+    return len;
+  }
+  const char *colon = memchr(data, ':', len);
+  if (!colon)
+    return len;
+  size_t nlen = (size_t)(colon - data);
+  const char *v = colon + 1;
+  size_t vlen = len - nlen - 1;
+  hstrtrim(&v, &vlen);
+#define IS(name) (nlen == sizeof(name) - 1 && !strncasecmp(data, name, nlen))
+  if (IS("content-length")) {
+    uint64_t cl;
+    if (hparse_u64(v, vlen, &cl) == 0 && cl <= INT64_MAX)
+      r->content_length = (int64_t)cl;
+  } else if (IS("content-range")) {
+    copy_value(r->content_range, sizeof r->content_range, v, vlen);
+  } else if (IS("etag")) {
+    copy_value(r->etag, sizeof r->etag, v, vlen);
+  } else if (IS("last-modified")) {
+    copy_value(r->last_modified, sizeof r->last_modified, v, vlen);
+  } else if (IS("content-type")) {
+    copy_value(r->content_type, sizeof r->content_type, v, vlen);
+  } else if (IS("x-amz-request-id")) {
+    copy_value(r->request_id, sizeof r->request_id, v, vlen);
+  } else if (nlen > 6 && !strncasecmp(data, "x-amz-", 6)) {
+    hbuf_append(&r->extra_headers, data, nlen);
+    hbuf_puts(&r->extra_headers, ": ");
+    hbuf_append(&r->extra_headers, v, vlen);
+    hbuf_putc(&r->extra_headers, '\n');
+  }
+#undef IS
+  return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
+  struct s3_http_xfer *x = ud;
+  struct xfer_priv *p = x->priv_easy;
+  size_t len = size * nmemb;
+  long status = 0;
+  curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
+  int ok = status >= 200 && status < 300;
+  if (ok && x->sink) {
+    if (x->sink(x->sink_ctx, data, len) != 0) {
+      x->resp.aborted_by_sink = 1;
+      return 0; /* makes curl fail the transfer with CURLE_WRITE_ERROR */
+    }
+    x->resp.body_bytes += len;
+    return len;
+  }
+  size_t limit = x->body_limit ? x->body_limit : DEFAULT_BODY_LIMIT;
+  size_t room = x->resp.body.len < limit ? limit - x->resp.body.len : 0;
+  if (ok && len > room) {
+    /* A 2xx document larger than any S3 answer we parse: refuse rather
+     * than grow without bound. */
+    x->resp.aborted_by_sink = 1;
+    snprintf(x->resp.transport_msg, sizeof x->resp.transport_msg,
+             "response body exceeds %zu bytes", limit);
+    return 0;
+  }
+  /* Error bodies are kept up to the limit; the rest is read and dropped so
+   * the connection stays usable. */
+  if (hbuf_append(&x->resp.body, data, len < room ? len : room) != 0)
+    return 0;
+  x->resp.body_bytes += len;
+  return len;
+}
+
+static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {
+  struct s3_http_xfer *x = ud;
+  struct xfer_priv *p = x->priv_easy;
+  size_t want = size * nitems;
+  if (x->source) {
+    size_t n = x->source(x->source_ctx, buf, want);
+    if (n == (size_t)-1)
+      return CURL_READFUNC_ABORT;
+    p->sent += n;
+    return n;
+  }
+  uint64_t left = x->body_len - p->sent;
+  size_t n = left < want ? (size_t)left : want;
+  if (n)
+    memcpy(buf, x->body + p->sent, n);
+  p->sent += n;
+  return n;
+}
+
+/* curl rewinds a body when it must resend it on a fresh connection. */
+static int on_seek(void *ud, curl_off_t offset, int origin) {
+  struct s3_http_xfer *x = ud;
+  struct xfer_priv *p = x->priv_easy;
+  if (x->source || origin != SEEK_SET || offset < 0 ||
+      (uint64_t)offset > x->body_len)
+    return CURL_SEEKFUNC_CANTSEEK;
+  p->sent = (uint64_t)offset;
+  return CURL_SEEKFUNC_OK;
+}
+
+/* ---- transfer setup and completion (worker thread) ---------------------- */
+
+static CURL *take_easy(struct s3_http *h) {
+  if (h->n_idle) {
+    CURL *e = h->idle[--h->n_idle];
+    curl_easy_reset(e);
+    return e;
+  }
+  return curl_easy_init();
+}
+
+static void give_easy(struct s3_http *h, CURL *e) {
+  CURL **p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
+  if (!p) {
+    curl_easy_cleanup(e);
+    return;
+  }
+  h->idle = p;
+  h->idle[h->n_idle++] = e;
+}
+
+static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
+                      struct xfer_priv *p) {
+  CURL *e = p->easy;
+  const struct s3_http_config *c = &h->cfg;
+  int has_ctype = 0;
+  for (size_t i = 0; i < x->n_header_lines; i++) {
+    if (!strncasecmp(x->header_lines[i], "content-type:", 13))
+      has_ctype = 1;
+    struct curl_slist *l = curl_slist_append(p->headers, x->header_lines[i]);
+    if (!l)
+      return -1;
+    p->headers = l;
+  }
+  /* No "Expect: 100-continue" round trip before bodies, and no form
+   * Content-Type that curl would add to a POST. */
+  const char *suppress[] = {"Expect:", has_ctype ? NULL : "Content-Type:"};
+  for (size_t i = 0; i < 2; i++) {
+    if (!suppress[i])
+      continue;
+    struct curl_slist *l = curl_slist_append(p->headers, suppress[i]);
+    if (!l)
+      return -1;
+    p->headers = l;
+  }
+  CURLcode rc = CURLE_OK;
+#define SET(opt, val)                                                          \
+  do {                                                                         \
+    if (rc == CURLE_OK)                                                        \
+      rc = curl_easy_setopt(e, opt, val);                                      \
+  } while (0)
+  SET(CURLOPT_URL, x->url);
+  SET(CURLOPT_PATH_AS_IS, 1L); /* S3 keys are never normalised */
+  SET(CURLOPT_NOSIGNAL, 1L);
+  SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+  SET(CURLOPT_HTTPHEADER, p->headers);
+  SET(CURLOPT_PRIVATE, x);
+  SET(CURLOPT_ERRORBUFFER, p->errbuf);
+  SET(CURLOPT_HEADERFUNCTION, on_header);
+  SET(CURLOPT_HEADERDATA, x);
+  SET(CURLOPT_WRITEFUNCTION, on_body);
+  SET(CURLOPT_WRITEDATA, x);
+  SET(CURLOPT_TCP_KEEPALIVE, 1L);
+  SET(CURLOPT_BUFFERSIZE, 512L * 1024);
+  SET(CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
+  SET(CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
+  if (c->request_timeout_ms)
+    SET(CURLOPT_TIMEOUT_MS, (long)c->request_timeout_ms);
+  if (c->stall_timeout_ms) {
+    long secs = (long)((c->stall_timeout_ms + 999) / 1000);
+    SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+    SET(CURLOPT_LOW_SPEED_TIME, secs);
+  }
+  SET(CURLOPT_SSL_VERIFYPEER, c->tls_skip_verify ? 0L : 1L);
+  SET(CURLOPT_SSL_VERIFYHOST, c->tls_skip_verify ? 0L : 2L);
+  if (h->ca_bundle)
+    SET(CURLOPT_CAINFO, h->ca_bundle);
+
+  if (!strcmp(x->method, "HEAD")) {
+    SET(CURLOPT_NOBODY, 1L);
+  } else if (!strcmp(x->method, "PUT")) {
+    SET(CURLOPT_UPLOAD, 1L);
+    SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->body_len);
+  } else if (!strcmp(x->method, "POST")) {
+    SET(CURLOPT_POST, 1L);
+    SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
+  } else if (strcmp(x->method, "GET") != 0) {
+    SET(CURLOPT_CUSTOMREQUEST, x->method);
+    if (x->send_body) {
+      SET(CURLOPT_UPLOAD, 1L);
+      SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->body_len);
+    }
+  }
+  SET(CURLOPT_READFUNCTION, on_read);
+  SET(CURLOPT_READDATA, x);
+  SET(CURLOPT_SEEKFUNCTION, on_seek);
+  SET(CURLOPT_SEEKDATA, x);
+#undef SET
+  return rc == CURLE_OK ? 0 : -1;
+}
+
+static void finish(struct s3_http *h, struct s3_http_xfer *x, CURLcode code) {
+  struct xfer_priv *p = x->priv_easy;
+  struct s3_http_resp *r = &x->resp;
+  if (p) {
+    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    r->transport_code = (int)code;
+    if (code != CURLE_OK && !r->transport_msg[0])
+      hstrlcpy(r->transport_msg,
+               p->errbuf[0] ? p->errbuf : curl_easy_strerror(code),
+               sizeof r->transport_msg);
+    if (code != CURLE_OK)
+      r->status = r->status >= 200 && r->status < 300 ? r->status : 0;
+    curl_slist_free_all(p->headers);
+    give_easy(h, p->easy);
+    free(p);
+    x->priv_easy = NULL;
+  }
+  if (r->transport_msg[0] && r->transport_code == 0)
+    r->transport_code = CURLE_WRITE_ERROR;
+  if (x->done)
+    x->done(x, x->done_ctx);
+}
+
+static void start(struct s3_http *h, struct s3_http_xfer *x) {
+  struct xfer_priv *p = calloc(1, sizeof *p);
+  if (p)
+    p->easy = take_easy(h);
+  if (!p || !p->easy) {
+    free(p);
+    hstrlcpy(x->resp.transport_msg, "out of memory starting a transfer",
+             sizeof x->resp.transport_msg);
+    x->resp.transport_code = CURLE_OUT_OF_MEMORY;
+    if (x->done)
+      x->done(x, x->done_ctx);
+    return;
+  }
+  x->priv_easy = p;
+  if (setup_easy(h, x, p) != 0 || curl_multi_add_handle(h->multi, p->easy)) {
+    hstrlcpy(x->resp.transport_msg, "could not set up the transfer",
+             sizeof x->resp.transport_msg);
+    finish(h, x, CURLE_FAILED_INIT);
+  }
+}
+
+static void *worker(void *arg) {
+  struct s3_http *h = arg;
+  for (;;) {
+    struct s3_http_xfer *ready = NULL, **tail = &ready;
+    uint64_t now = mono_ms(), next = now + 1000;
+    pthread_mutex_lock(&h->lock);
+    int stop = h->stop;
+    for (struct s3_http_xfer **pp = &h->queue; *pp;) {
+      struct s3_http_xfer *x = *pp;
+      if (x->priv_not_before_ms <= now) {
+        *pp = x->priv_next;
+        x->priv_next = NULL;
+        *tail = x;
+        tail = &x->priv_next;
+      } else {
+        if (x->priv_not_before_ms < next)
+          next = x->priv_not_before_ms;
+        pp = &x->priv_next;
+      }
+    }
+    pthread_mutex_unlock(&h->lock);
+    while (ready) {
+      struct s3_http_xfer *x = ready;
+      ready = x->priv_next;
+      x->priv_next = NULL;
+      start(h, x);
+    }
+    int running = 0;
+    curl_multi_perform(h->multi, &running);
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(h->multi, &left))) {
+      if (m->msg != CURLMSG_DONE)
+        continue;
+      struct s3_http_xfer *x = NULL;
+      CURL *e = m->easy_handle;
+      CURLcode code = m->data.result;
+      curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+      curl_multi_remove_handle(h->multi, e);
+      finish(h, x, code);
+    }
+    if (stop && running == 0)
+      break;
+    uint64_t after = mono_ms();
+    int wait = next > after ? (int)(next - after) : 0;
+    curl_multi_poll(h->multi, NULL, 0, wait, NULL);
+  }
+  return NULL;
+}
+
+int s3_http_create(const struct s3_http_config *cfg, struct s3_http **out,
+                   struct hbuf *why) {
+  struct s3_http *h = calloc(1, sizeof *h);
+  if (!h) {
+    hbuf_puts(why, "out of memory");
+    return -1;
+  }
+  h->cfg = *cfg;
+  h->ca_bundle = hstrdup(cfg->ca_bundle);
+  h->cfg.ca_bundle = NULL;
+  h->multi = curl_multi_init();
+  if (!h->multi || (cfg->ca_bundle && !h->ca_bundle)) {
+    hbuf_puts(why, "cannot create the libcurl multi handle");
+    goto fail;
+  }
+  long maxc = cfg->max_connections ? (long)cfg->max_connections : 16;
+  curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxc);
+  curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxc);
+  curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, maxc);
+  pthread_mutex_init(&h->lock, NULL);
+  int err = pthread_create(&h->thread, NULL, worker, h);
+  if (err) {
+    hbuf_printf(why, "cannot start the HTTP worker thread: %s", strerror(err));
+    pthread_mutex_destroy(&h->lock);
+    goto fail;
+  }
+  *out = h;
+  return 0;
+fail:
+  if (h->multi)
+    curl_multi_cleanup(h->multi);
+  free(h->ca_bundle);
+  free(h);
+  return -1;
+}
+
+void s3_http_destroy(struct s3_http *h) {
+  if (!h)
+    return;
+  pthread_mutex_lock(&h->lock);
+  h->stop = 1;
+  pthread_mutex_unlock(&h->lock);
+  curl_multi_wakeup(h->multi);
+  pthread_join(h->thread, NULL);
+  for (size_t i = 0; i < h->n_idle; i++)
+    curl_easy_cleanup(h->idle[i]);
+  free(h->idle);
+  curl_multi_cleanup(h->multi);
+  pthread_mutex_destroy(&h->lock);
+  free(h->ca_bundle);
+  free(h);
+}
+
+int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
+                   unsigned delay_ms) {
+  s3_http_xfer_reset(x);
+  x->priv_easy = NULL;
+  x->priv_next = NULL;
+  x->priv_not_before_ms = delay_ms ? mono_ms() + delay_ms : 0;
+  pthread_mutex_lock(&h->lock);
+  if (h->stop) {
+    pthread_mutex_unlock(&h->lock);
+    return -1;
+  }
+  /* Append, so transfers start in submission order. */
+  struct s3_http_xfer **pp = &h->queue;
+  while (*pp)
+    pp = &(*pp)->priv_next;
+  *pp = x;
+  pthread_mutex_unlock(&h->lock);
+  curl_multi_wakeup(h->multi);
+  return 0;
+}
+
+struct waiter {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int done;
+};
+
+static void wake(struct s3_http_xfer *x, void *ctx) {
+  (void)x;
+  struct waiter *w = ctx;
+  pthread_mutex_lock(&w->lock);
+  w->done = 1;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x) {
+  struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  x->done = wake;
+  x->done_ctx = &w;
+  if (s3_http_submit(h, x, 0) != 0)
+    return -1;
+  pthread_mutex_lock(&w.lock);
+  while (!w.done)
+    pthread_cond_wait(&w.cond, &w.lock);
+  pthread_mutex_unlock(&w.lock);
+  x->done = NULL;
+  return 0;
+}

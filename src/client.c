@@ -1,0 +1,90 @@
+/* client.c - client lifecycle: resolves the configuration, parses the
+ * endpoint and starts the HTTP engine. A client is immutable after creation,
+ * which is what makes it safe to share between threads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_int.h"
+
+int hipobj_client_create(const struct hipobj_client_config *cfg,
+                         struct hipobj_client **out, struct hipobj_error *err) {
+  const char *op = "CreateClient";
+  if (!out)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
+  *out = NULL;
+  if (cfg && cfg->struct_size < offsetof(struct hipobj_client_config, region))
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "config struct_size %zu is too small; initialise it with "
+                    "HIPOBJ_CLIENT_CONFIG_INIT",
+                    cfg->struct_size);
+  struct hipobj_client *c = calloc(1, sizeof *c);
+  if (!c)
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  int rc = hcfg_resolve(cfg, NULL, &c->cfg, err);
+  if (rc != HIPOBJ_OK) {
+    free(c);
+    return rc;
+  }
+  enum hipobj_log_level level = HIPOBJ_LOG_DEFAULT;
+  hipobj_log_fn fn = NULL;
+  void *user = NULL;
+  if (HAS_FIELD(cfg, struct hipobj_client_config, log_user)) {
+    level = cfg->log_level;
+    fn = cfg->log_fn;
+    user = cfg->log_user;
+  }
+  hlog_init(&c->log, level, fn, user);
+
+  struct hbuf why = HBUF_INIT;
+  if (s3_endpoint_parse(c->cfg.endpoint_url, c->cfg.addressing, &c->ep, &why) !=
+      0) {
+    rc = herr_set(err, HIPOBJ_E_CONFIG, op, "%s", hbuf_str(&why));
+    goto fail;
+  }
+  struct s3_http_config hc = {
+      .connect_timeout_ms = c->cfg.connect_timeout_ms,
+      .request_timeout_ms = c->cfg.request_timeout_ms,
+      .stall_timeout_ms = c->cfg.stall_timeout_ms,
+      .max_connections = c->cfg.max_connections,
+      .tls_skip_verify = c->cfg.tls_skip_verify,
+      .ca_bundle = c->cfg.ca_bundle,
+      .log = &c->log,
+  };
+  if (s3_http_create(&hc, &c->http, &why) != 0) {
+    rc = herr_set(err, HIPOBJ_E_INTERNAL, op, "%s", hbuf_str(&why));
+    goto fail;
+  }
+  hbuf_free(&why);
+  if (c->cfg.tls_skip_verify)
+    HLOG_WARN(&c->log, "TLS certificate verification is disabled");
+  HLOG_INFO(&c->log, "client for %s (region %s, %s-style, credentials from %s)",
+            c->cfg.endpoint_url, c->cfg.region,
+            c->ep.virtual_hosted ? "virtual-hosted" : "path",
+            c->cfg.anonymous ? "nowhere (anonymous)" : c->cfg.creds_source);
+  hipobj_error_clear(err);
+  *out = c;
+  return HIPOBJ_OK;
+fail:
+  hbuf_free(&why);
+  s3_endpoint_free(&c->ep);
+  hcfg_free(&c->cfg);
+  free(c);
+  return rc;
+}
+
+void hipobj_client_destroy(struct hipobj_client *c) {
+  if (!c)
+    return;
+  s3_http_destroy(c->http);
+  s3_endpoint_free(&c->ep);
+  hcfg_free(&c->cfg);
+  free(c);
+}
+
+const char *hipobj_client_endpoint(const struct hipobj_client *c) {
+  return c ? c->cfg.endpoint_url : "";
+}
+
+const char *hipobj_client_region(const struct hipobj_client *c) {
+  return c ? c->cfg.region : "";
+}

@@ -1,0 +1,88 @@
+/* client_int.h - the client object and the request runner shared by the
+ * operation files (ops_*.c). */
+#ifndef HIPOBJ_CLIENT_INT_H
+#define HIPOBJ_CLIENT_INT_H
+
+#include <pthread.h>
+
+#include "../s3/http.h"
+#include "../s3/request.h"
+#include "config.h"
+#include "error_int.h"
+#include "log.h"
+
+struct hipobj_client {
+  struct hcfg cfg;        /* immutable after create */
+  struct s3_endpoint ep;  /* immutable after create */
+  struct s3_http *http;   /* thread-safe submission */
+  struct hlog log;
+};
+
+enum {
+  HREQ_SIGN_NONE = 0,   /* UNSIGNED-PAYLOAD */
+  HREQ_SIGN_OBJECT = 1, /* object data: hashed unless cfg.unsigned_payload */
+  HREQ_SIGN_ALWAYS = 2, /* small documents we build (XML) */
+};
+
+/* One logical S3 request: built once, sent (and re-signed) once per attempt,
+ * retried on retryable failures with capped exponential backoff and full
+ * jitter. Fill the request fields, then hreq_run() (blocking) or
+ * hreq_submit() (completion through `done` on the engine thread). */
+struct hreq {
+  struct hipobj_client *client;
+  char op_name[64];        /* "GetObject", "UploadPart #3" */
+  struct s3_request req;   /* method, bucket, key, params, extra headers */
+  const char *body;        /* request body (borrowed), or NULL */
+  uint64_t body_len;
+  int send_body;           /* send a body, even an empty one */
+  int sign_payload;        /* HREQ_SIGN_*: hash the body into x-amz-content-sha256 */
+  int head;                /* HEAD: no response body */
+  s3_sink_fn sink;         /* 2xx body; NULL: kept in resp.body */
+  void *sink_ctx;
+  /* Called before every attempt (rewind the sink). Non-zero aborts. */
+  int (*before_attempt)(struct hreq *r);
+  /* Called after a 2xx answer to validate it; returns a status and may fill
+   * err. A retryable status leads to another attempt. */
+  int (*check)(struct hreq *r, struct hipobj_error *err);
+  size_t body_limit;       /* cap of an in-memory 2xx body; 0: 1 MiB */
+  void (*done)(struct hreq *r, void *ctx);
+  void *done_ctx;
+  /* set by a sink that aborted the transfer: the status and reason */
+  int sink_status;
+  char sink_reason[256];
+  /* results */
+  int status;              /* HIPOBJ_OK or the failure */
+  struct hipobj_error err; /* detail of the failure */
+  unsigned retries;
+  struct s3_http_xfer xfer; /* last attempt's answer in xfer.resp */
+  /* private */
+  struct s3_signed wire;
+  char payload_hash[65];
+  unsigned attempt;
+  pthread_mutex_t *wait_lock;
+  pthread_cond_t *wait_cond;
+  int *wait_flag;
+};
+
+/* Prepares r for a request; name is the operation name for messages. */
+void hreq_init(struct hreq *r, struct hipobj_client *c, const char *name,
+               const char *method, const char *bucket, const char *key);
+int hreq_submit(struct hreq *r);
+/* Runs synchronously; copies the failure detail to err. Returns r->status. */
+int hreq_run(struct hreq *r, struct hipobj_error *err);
+/* Frees what the last attempt holds (answer body, signed request). */
+void hreq_cleanup(struct hreq *r);
+
+/* Argument checks shared by operations; they fill err. */
+int hcheck_bucket_key(const char *op, const char *bucket, const char *key,
+                      int need_key, struct hipobj_error *err);
+int hcheck_mem(const char *op, const struct hipobj_mem *m,
+               struct hipobj_error *err);
+
+double hnow_seconds(void);
+
+/* A struct of the caller's is usable when it is large enough for `field`. */
+#define HAS_FIELD(p, type, field)                                             \
+  ((p) && (p)->struct_size >= offsetof(type, field) + sizeof((p)->field))
+
+#endif

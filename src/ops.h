@@ -1,0 +1,26 @@
+/* ops.h - what the operation files share: result checks, the single PUT and
+ * the automatic multipart PUT that hipobj_s3_put() dispatches to. */
+#ifndef HIPOBJ_OPS_H
+#define HIPOBJ_OPS_H
+
+#include "hipobj.h"
+
+/* Validates and zeroes a caller's result struct (NULL allowed). */
+int hops_check_result(const char *op, struct hipobj_xfer_result *res,
+                      struct hipobj_error *err);
+
+int hops_put_single(struct hipobj_client *c, const char *bucket,
+                    const char *key, const struct hipobj_mem *src,
+                    const char *content_type, struct hipobj_xfer_result *res,
+                    struct hipobj_error *err);
+
+/* CreateMultipartUpload, `concurrency` UploadParts in flight, Complete;
+ * aborts on failure unless keep_failed_upload (then res->upload_id). */
+int hops_put_multipart(struct hipobj_client *c, const char *bucket,
+                       const char *key, const struct hipobj_mem *src,
+                       const char *content_type, uint64_t part_size,
+                       unsigned concurrency, int keep_failed_upload,
+                       struct hipobj_xfer_result *res,
+                       struct hipobj_error *err);
+
+#endif

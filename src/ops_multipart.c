@@ -1,0 +1,531 @@
+/* ops_multipart.c - multipart uploads: the step-by-step calls (create,
+ * upload part, complete, abort, list parts) on a struct hipobj_mpu handle,
+ * and the automatic multipart PUT that keeps several parts in flight and
+ * aborts the upload when anything fails. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../s3/xml.h"
+#include "client_int.h"
+#include "ops.h"
+#include "plan.h"
+#include "strutil.h"
+
+struct hipobj_mpu {
+  struct hipobj_client *client;
+  char *bucket;
+  char *key;
+  char *upload_id;
+  pthread_mutex_t lock; /* parts are recorded from several threads */
+  struct s3_part *parts;
+  size_t n_parts;
+  size_t cap_parts;
+};
+
+static int mpu_new(struct hipobj_client *c, const char *bucket, const char *key,
+                   const char *upload_id, struct hipobj_mpu **out) {
+  struct hipobj_mpu *m = calloc(1, sizeof *m);
+  if (!m)
+    return -1;
+  m->client = c;
+  m->bucket = strdup(bucket);
+  m->key = strdup(key);
+  m->upload_id = strdup(upload_id);
+  pthread_mutex_init(&m->lock, NULL);
+  if (!m->bucket || !m->key || !m->upload_id) {
+    hipobj_mpu_free(m);
+    return -1;
+  }
+  *out = m;
+  return 0;
+}
+
+void hipobj_mpu_free(struct hipobj_mpu *m) {
+  if (!m)
+    return;
+  free(m->bucket);
+  free(m->key);
+  free(m->upload_id);
+  free(m->parts);
+  pthread_mutex_destroy(&m->lock);
+  free(m);
+}
+
+const char *hipobj_mpu_upload_id(const struct hipobj_mpu *m) {
+  return m ? m->upload_id : "";
+}
+
+/* Records (or replaces, on re-upload) a part. */
+static int mpu_record(struct hipobj_mpu *m, unsigned number, uint64_t size,
+                      const char *etag) {
+  int rc = 0;
+  pthread_mutex_lock(&m->lock);
+  struct s3_part *p = NULL;
+  for (size_t i = 0; i < m->n_parts; i++)
+    if (m->parts[i].number == number)
+      p = &m->parts[i];
+  if (!p) {
+    if (m->n_parts == m->cap_parts) {
+      size_t cap = m->cap_parts ? m->cap_parts * 2 : 16;
+      struct s3_part *np = realloc(m->parts, cap * sizeof *np);
+      if (!np) {
+        rc = -1;
+        goto out;
+      }
+      m->parts = np;
+      m->cap_parts = cap;
+    }
+    p = &m->parts[m->n_parts++];
+  }
+  memset(p, 0, sizeof *p);
+  p->number = number;
+  p->size = size;
+  hstrlcpy(p->etag, etag, sizeof p->etag);
+out:
+  pthread_mutex_unlock(&m->lock);
+  return rc;
+}
+
+static int part_cmp(const void *a, const void *b) {
+  const struct s3_part *x = a, *y = b;
+  return x->number < y->number ? -1 : x->number > y->number;
+}
+
+static void mpu_sort(struct hipobj_mpu *m) {
+  pthread_mutex_lock(&m->lock);
+  qsort(m->parts, m->n_parts, sizeof *m->parts, part_cmp);
+  pthread_mutex_unlock(&m->lock);
+}
+
+size_t hipobj_mpu_part_count(const struct hipobj_mpu *m) {
+  return m ? m->n_parts : 0;
+}
+
+int hipobj_mpu_part(const struct hipobj_mpu *m, size_t i, unsigned *number,
+                    uint64_t *size, const char **etag) {
+  if (!m || i >= m->n_parts)
+    return HIPOBJ_E_INVALID_ARGUMENT;
+  mpu_sort((struct hipobj_mpu *)m);
+  if (number)
+    *number = m->parts[i].number;
+  if (size)
+    *size = m->parts[i].size;
+  if (etag)
+    *etag = m->parts[i].etag;
+  return HIPOBJ_OK;
+}
+
+/* ---- CreateMultipartUpload ----------------------------------------------- */
+
+static int initiate_check(struct hreq *r, struct hipobj_error *err) {
+  struct hbuf why = HBUF_INIT;
+  char *id = NULL;
+  const struct hbuf *b = &r->xfer.resp.body;
+  int rc = HIPOBJ_OK;
+  if (s3_xml_parse_initiate(hbuf_str(b), b->len, &id, &why) != 0)
+    rc = herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "%s", hbuf_str(&why));
+  free(id); /* parsed again by the caller; here we only validate */
+  hbuf_free(&why);
+  return rc;
+}
+
+int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
+                         const char *key, const char *content_type,
+                         struct hipobj_mpu **out, struct hipobj_error *err) {
+  const char *op = "CreateMultipartUpload";
+  int rc;
+  if (!c || !out)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "client or out is NULL");
+  *out = NULL;
+  if ((rc = hcheck_bucket_key(op, bucket, key, 1, err)))
+    return rc;
+  struct hreq r;
+  hreq_init(&r, c, op, "POST", bucket, key);
+  s3_request_param(&r.req, "uploads", NULL);
+  s3_request_header(&r.req, "content-type",
+                    content_type ? content_type : "application/octet-stream");
+  r.send_body = 1;
+  r.check = initiate_check;
+  rc = hreq_run(&r, err);
+  if (rc == HIPOBJ_OK) {
+    char *id = NULL;
+    const struct hbuf *b = &r.xfer.resp.body;
+    if (s3_xml_parse_initiate(hbuf_str(b), b->len, &id, NULL) != 0 ||
+        mpu_new(c, bucket, key, id, out) != 0)
+      rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+    free(id);
+  }
+  hreq_cleanup(&r);
+  return rc;
+}
+
+int hipobj_mpu_open(struct hipobj_client *c, const char *bucket,
+                    const char *key, const char *upload_id,
+                    struct hipobj_mpu **out, struct hipobj_error *err) {
+  const char *op = "OpenMultipartUpload";
+  int rc;
+  if (!c || !out || !upload_id || !*upload_id)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "client, upload id or out missing");
+  *out = NULL;
+  if ((rc = hcheck_bucket_key(op, bucket, key, 1, err)))
+    return rc;
+  if (mpu_new(c, bucket, key, upload_id, out) != 0)
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  return HIPOBJ_OK;
+}
+
+/* ---- UploadPart ---------------------------------------------------------- */
+
+static int part_check(struct hreq *r, struct hipobj_error *err) {
+  if (!r->xfer.resp.etag[0])
+    return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "answer has no ETag");
+  return HIPOBJ_OK;
+}
+
+/* Fills r for one UploadPart; `number_text` must outlive the request. */
+static void part_request(struct hreq *r, struct hipobj_mpu *m, unsigned number,
+                         char number_text[16], const char *data, uint64_t len) {
+  char name[64];
+  snprintf(name, sizeof name, "UploadPart #%u", number);
+  hreq_init(r, m->client, name, "PUT", m->bucket, m->key);
+  snprintf(number_text, 16, "%u", number);
+  s3_request_param(&r->req, "partNumber", number_text);
+  s3_request_param(&r->req, "uploadId", m->upload_id);
+  r->body = data;
+  r->body_len = len;
+  r->send_body = 1;
+  r->sign_payload = HREQ_SIGN_OBJECT;
+  r->check = part_check;
+}
+
+int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
+                              const struct hipobj_mem *src,
+                              struct hipobj_xfer_result *res,
+                              struct hipobj_error *err) {
+  const char *op = "UploadPart";
+  double t0 = hnow_seconds();
+  int rc;
+  if (!m)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
+  if (number < 1 || number > HPLAN_MAX_PARTS)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "part number %u is outside 1..10000", number);
+  if ((rc = hops_check_result(op, res, err)) || (rc = hcheck_mem(op, src, err)))
+    return rc;
+  if (src->len > HPLAN_MAX_PART)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "part of %zu bytes exceeds S3's 5 GiB", src->len);
+  struct hreq r;
+  char num[16];
+  part_request(&r, m, number, num, src->ptr, src->len);
+  rc = hreq_run(&r, err);
+  if (rc == HIPOBJ_OK && mpu_record(m, number, src->len, r.xfer.resp.etag))
+    rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, r.op_name, "out of memory");
+  if (res) {
+    res->bytes = rc == HIPOBJ_OK ? src->len : 0;
+    res->retries = r.retries;
+    res->parts = 1;
+    res->path = HIPOBJ_PATH_HTTP;
+    res->seconds = hnow_seconds() - t0;
+    hstrlcpy(res->etag, r.xfer.resp.etag, sizeof res->etag);
+  }
+  hreq_cleanup(&r);
+  return rc;
+}
+
+/* ---- CompleteMultipartUpload / Abort ------------------------------------- */
+
+struct complete_ctx {
+  struct hreq r;
+  char etag[128];
+};
+
+/* S3 may answer 200 and still fail: the <Error> then sits in the body. Its
+ * code decides whether the runner tries again (InternalError: yes). */
+static int complete_check(struct hreq *r, struct hipobj_error *err) {
+  struct complete_ctx *cc = (struct complete_ctx *)r;
+  const struct hbuf *b = &r->xfer.resp.body;
+  struct hbuf why = HBUF_INIT;
+  struct s3_xml_error xe;
+  int is_error = 0, rc = HIPOBJ_OK;
+  memset(&xe, 0, sizeof xe);
+  if (s3_xml_parse_complete(hbuf_str(b), b->len, &is_error, &xe, cc->etag,
+                            &why) != 0) {
+    rc = herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "%s", hbuf_str(&why));
+  } else if (is_error) {
+    int st = herr_status_from_http(500, xe.code);
+    if (strcmp(xe.code, "InternalError") && strcmp(xe.code, "SlowDown"))
+      st = herr_status_from_http(400, xe.code);
+    rc = herr_set_s3(
+        err, st, r->op_name, (int)r->xfer.resp.status, xe.code, xe.message,
+        xe.request_id[0] ? xe.request_id : r->xfer.resp.request_id);
+  }
+  hbuf_free(&why);
+  return rc;
+}
+
+int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
+                           struct hipobj_error *err) {
+  const char *op = "CompleteMultipartUpload";
+  double t0 = hnow_seconds();
+  int rc;
+  if (!m)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
+  if ((rc = hops_check_result(op, res, err)))
+    return rc;
+  if (m->n_parts == 0)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "no part was uploaded");
+  mpu_sort(m);
+  struct hbuf body = HBUF_INIT;
+  pthread_mutex_lock(&m->lock);
+  s3_xml_build_complete(&body, m->parts, m->n_parts);
+  uint64_t total = 0;
+  for (size_t i = 0; i < m->n_parts; i++)
+    total += m->parts[i].size;
+  unsigned n_parts = (unsigned)m->n_parts;
+  pthread_mutex_unlock(&m->lock);
+  if (body.oom) {
+    hbuf_free(&body);
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  }
+  struct complete_ctx cc;
+  memset(&cc, 0, sizeof cc);
+  hreq_init(&cc.r, m->client, op, "POST", m->bucket, m->key);
+  s3_request_param(&cc.r.req, "uploadId", m->upload_id);
+  s3_request_header(&cc.r.req, "content-type", "application/xml");
+  cc.r.body = body.data;
+  cc.r.body_len = body.len;
+  cc.r.send_body = 1;
+  cc.r.sign_payload = HREQ_SIGN_ALWAYS;
+  cc.r.check = complete_check;
+  rc = hreq_run(&cc.r, err);
+  if (res) {
+    res->bytes = rc == HIPOBJ_OK ? total : 0;
+    res->parts = n_parts;
+    res->retries = cc.r.retries;
+    res->path = HIPOBJ_PATH_NONE;
+    res->seconds = hnow_seconds() - t0;
+    hstrlcpy(res->etag, cc.etag, sizeof res->etag);
+  }
+  hreq_cleanup(&cc.r);
+  hbuf_free(&body);
+  return rc;
+}
+
+int hipobj_s3_mpu_abort(struct hipobj_mpu *m, struct hipobj_error *err) {
+  const char *op = "AbortMultipartUpload";
+  if (!m)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
+  struct hreq r;
+  hreq_init(&r, m->client, op, "DELETE", m->bucket, m->key);
+  s3_request_param(&r.req, "uploadId", m->upload_id);
+  int rc = hreq_run(&r, err);
+  hreq_cleanup(&r);
+  return rc;
+}
+
+/* ---- ListParts ----------------------------------------------------------- */
+
+int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
+  const char *op = "ListParts";
+  if (!m)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
+  struct s3_part *all = NULL;
+  size_t n_all = 0;
+  unsigned marker = 0;
+  int rc = HIPOBJ_OK;
+  for (;;) {
+    struct hreq r;
+    char marker_text[16];
+    hreq_init(&r, m->client, op, "GET", m->bucket, m->key);
+    s3_request_param(&r.req, "uploadId", m->upload_id);
+    snprintf(marker_text, sizeof marker_text, "%u", marker);
+    if (marker)
+      s3_request_param(&r.req, "part-number-marker", marker_text);
+    rc = hreq_run(&r, err);
+    struct s3_list_parts lp;
+    memset(&lp, 0, sizeof lp);
+    if (rc == HIPOBJ_OK) {
+      struct hbuf why = HBUF_INIT;
+      const struct hbuf *b = &r.xfer.resp.body;
+      if (s3_xml_parse_list_parts(hbuf_str(b), b->len, &lp, &why) != 0)
+        rc = herr_set(err, HIPOBJ_E_PROTOCOL, op, "%s", hbuf_str(&why));
+      hbuf_free(&why);
+    }
+    hreq_cleanup(&r);
+    if (rc != HIPOBJ_OK)
+      break;
+    struct s3_part *grown =
+        lp.n ? realloc(all, (n_all + lp.n) * sizeof *all) : all;
+    if (!grown) {
+      s3_xml_list_parts_free(&lp);
+      rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+      break;
+    }
+    all = grown;
+    memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
+    n_all += lp.n;
+    int more = lp.is_truncated && lp.next_marker > marker;
+    marker = lp.next_marker;
+    s3_xml_list_parts_free(&lp);
+    if (!more)
+      break;
+  }
+  if (rc != HIPOBJ_OK) {
+    free(all);
+    return rc;
+  }
+  pthread_mutex_lock(&m->lock);
+  free(m->parts);
+  m->parts = all;
+  m->n_parts = m->cap_parts = n_all;
+  pthread_mutex_unlock(&m->lock);
+  hipobj_error_clear(err);
+  return HIPOBJ_OK;
+}
+
+/* ---- Automatic multipart PUT --------------------------------------------- */
+
+struct part_slot {
+  struct hreq r; /* first: the completion callback casts back */
+  struct mp_state *st;
+  unsigned number;
+  uint64_t len;
+  char number_text[16];
+  int busy;
+};
+
+struct mp_state {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  struct hipobj_mpu *mpu;
+  unsigned in_flight;
+  unsigned retries;
+  int failed;
+  struct hipobj_error first_error;
+};
+
+static void part_done(struct hreq *r, void *ctx) {
+  struct part_slot *s = ctx;
+  struct mp_state *st = s->st;
+  int rc = r->status;
+  if (rc == HIPOBJ_OK &&
+      mpu_record(st->mpu, s->number, s->len, r->xfer.resp.etag) != 0)
+    rc = herr_set(&r->err, HIPOBJ_E_OUT_OF_MEMORY, r->op_name, "out of memory");
+  pthread_mutex_lock(&st->lock);
+  st->retries += r->retries;
+  if (rc != HIPOBJ_OK && !st->failed) {
+    st->failed = 1;
+    st->first_error = r->err;
+  }
+  hreq_cleanup(r);
+  s->busy = 0;
+  st->in_flight--;
+  pthread_cond_signal(&st->cond);
+  pthread_mutex_unlock(&st->lock);
+}
+
+/* Keeps up to `conc` parts in flight; stops submitting at the first failure
+ * and waits for the parts still running. */
+static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
+                        uint64_t part_size, unsigned n_parts, unsigned conc,
+                        struct part_slot *slots) {
+  unsigned next = 1;
+  for (;;) {
+    pthread_mutex_lock(&st->lock);
+    while (st->in_flight > 0 &&
+           (st->in_flight >= conc || next > n_parts || st->failed))
+      pthread_cond_wait(&st->cond, &st->lock);
+    if (st->failed || next > n_parts) {
+      pthread_mutex_unlock(&st->lock);
+      break;
+    }
+    struct part_slot *s = NULL;
+    for (unsigned i = 0; i < conc && !s; i++)
+      if (!slots[i].busy)
+        s = &slots[i];
+    s->busy = 1;
+    st->in_flight++;
+    pthread_mutex_unlock(&st->lock);
+    uint64_t off, len;
+    hplan_part(src->len, part_size, next, &off, &len);
+    s->st = st;
+    s->number = next;
+    s->len = len;
+    part_request(&s->r, st->mpu, next, s->number_text,
+                 (const char *)src->ptr + off, len);
+    s->r.done = part_done;
+    s->r.done_ctx = s;
+    next++;
+    hreq_submit(&s->r);
+  }
+  return st->failed ? st->first_error.status : HIPOBJ_OK;
+}
+
+int hops_put_multipart(struct hipobj_client *c, const char *bucket,
+                       const char *key, const struct hipobj_mem *src,
+                       const char *content_type, uint64_t part_size,
+                       unsigned concurrency, int keep_failed_upload,
+                       struct hipobj_xfer_result *res,
+                       struct hipobj_error *err) {
+  uint64_t ps;
+  if (hplan_part_size(src->len, part_size, &ps) != 0)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "PutObject",
+                    "%zu bytes exceed S3's 5 TiB object limit", src->len);
+  unsigned n_parts = hplan_part_count(src->len, ps);
+  unsigned conc = concurrency ? concurrency : 1;
+  if (conc > n_parts)
+    conc = n_parts;
+  struct hipobj_mpu *m = NULL;
+  int rc = hipobj_s3_mpu_create(c, bucket, key, content_type, &m, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  struct part_slot *slots = calloc(conc, sizeof *slots);
+  struct mp_state st;
+  memset(&st, 0, sizeof st);
+  pthread_mutex_init(&st.lock, NULL);
+  pthread_cond_init(&st.cond, NULL);
+  st.mpu = m;
+  if (!slots) {
+    rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "PutObject", "out of memory");
+  } else {
+    rc = upload_parts(&st, src, ps, n_parts, conc, slots);
+    if (rc != HIPOBJ_OK)
+      herr_copy(err, &st.first_error);
+  }
+  struct hipobj_xfer_result cres = HIPOBJ_XFER_RESULT_INIT;
+  if (rc == HIPOBJ_OK)
+    rc = hipobj_s3_mpu_complete(m, &cres, err);
+  if (res) {
+    res->bytes = rc == HIPOBJ_OK ? src->len : 0;
+    res->parts = n_parts;
+    res->retries = st.retries + cres.retries;
+    res->path = HIPOBJ_PATH_HTTP;
+    hstrlcpy(res->etag, cres.etag, sizeof res->etag);
+  }
+  if (rc != HIPOBJ_OK) {
+    if (keep_failed_upload) {
+      if (res)
+        hstrlcpy(res->upload_id, m->upload_id, sizeof res->upload_id);
+      HLOG_INFO(&c->log, "multipart upload of %s/%s failed; kept for resuming",
+                bucket, key);
+    } else {
+      /* No orphaned upload: its parts would be billed and invisible. */
+      struct hipobj_error *aerr = NULL;
+      hipobj_error_create(&aerr);
+      if (hipobj_s3_mpu_abort(m, aerr) != HIPOBJ_OK)
+        HLOG_WARN(&c->log, "could not abort the failed upload of %s/%s: %s",
+                  bucket, key, hipobj_error_message(aerr));
+      hipobj_error_free(aerr);
+    }
+  }
+  pthread_cond_destroy(&st.cond);
+  pthread_mutex_destroy(&st.lock);
+  free(slots);
+  hipobj_mpu_free(m);
+  return rc;
+}

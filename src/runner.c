@@ -1,0 +1,298 @@
+/* runner.c - runs one logical S3 request over the HTTP engine: signs each
+ * attempt afresh, classifies the outcome (transport error, S3 error answer,
+ * success), and retries retryable failures with capped exponential backoff
+ * and full jitter. Completion is a callback, so operations can keep many
+ * requests in flight; hreq_run() is the blocking form. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "../s3/crypto.h"
+#include "../s3/xml.h"
+#include "client_int.h"
+#include "strutil.h"
+
+#define BACKOFF_CAP_MS 20000u
+
+/* libcurl's CURLcode values used for classification (stable ABI numbers;
+ * src/ does not include curl headers). */
+enum {
+  T_UNSUPPORTED_PROTOCOL = 1,
+  T_URL_MALFORMAT = 3,
+  T_COULDNT_RESOLVE_PROXY = 5,
+  T_COULDNT_RESOLVE_HOST = 6,
+  T_COULDNT_CONNECT = 7,
+  T_PARTIAL_FILE = 18,
+  T_WRITE_ERROR = 23,
+  T_OUT_OF_MEMORY = 27,
+  T_OPERATION_TIMEDOUT = 28,
+  T_SSL_CONNECT_ERROR = 35,
+  T_PEER_FAILED_VERIFICATION = 60,
+  T_SSL_CERTPROBLEM = 58,
+  T_SSL_CIPHER = 59,
+  T_SSL_CACERT_BADFILE = 77,
+};
+
+double hnow_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void hreq_init(struct hreq *r, struct hipobj_client *c, const char *name,
+               const char *method, const char *bucket, const char *key) {
+  memset(r, 0, sizeof *r);
+  r->client = c;
+  hstrlcpy(r->op_name, name, sizeof r->op_name);
+  r->req.method = method;
+  r->req.bucket = bucket;
+  r->req.key = key;
+}
+
+void hreq_cleanup(struct hreq *r) {
+  s3_signed_free(&r->wire);
+  s3_http_xfer_cleanup(&r->xfer);
+}
+
+static int status_from_transport(int code) {
+  switch (code) {
+  case T_COULDNT_RESOLVE_HOST:
+  case T_COULDNT_RESOLVE_PROXY:
+  case T_COULDNT_CONNECT:
+    return HIPOBJ_E_CONNECT;
+  case T_OPERATION_TIMEDOUT:
+    return HIPOBJ_E_TIMEOUT;
+  case T_SSL_CONNECT_ERROR:
+  case T_PEER_FAILED_VERIFICATION:
+  case T_SSL_CERTPROBLEM:
+  case T_SSL_CIPHER:
+  case T_SSL_CACERT_BADFILE:
+    return HIPOBJ_E_TLS;
+  case T_OUT_OF_MEMORY:
+    return HIPOBJ_E_OUT_OF_MEMORY;
+  case T_UNSUPPORTED_PROTOCOL:
+  case T_URL_MALFORMAT:
+    return HIPOBJ_E_CONFIG;
+  default:
+    /* Resets, short bodies (PARTIAL_FILE), empty replies: the request may
+     * well succeed on a fresh connection. */
+    return HIPOBJ_E_NETWORK;
+  }
+}
+
+/* Turns a finished attempt into r->status / r->err. */
+static void classify(struct hreq *r) {
+  const struct s3_http_resp *resp = &r->xfer.resp;
+  struct hipobj_error *err = &r->err;
+  if (resp->aborted_by_sink && r->sink_status != HIPOBJ_OK) {
+    r->status = herr_set(err, r->sink_status, r->op_name, "%s",
+                         r->sink_reason[0] ? r->sink_reason
+                                           : hipobj_strerror(r->sink_status));
+    return;
+  }
+  if (resp->transport_code != 0) {
+    r->status = status_from_transport(resp->transport_code);
+    if (resp->transport_code == T_PARTIAL_FILE)
+      herr_set(err, r->status, r->op_name,
+               "connection closed after %llu of %lld body bytes",
+               (unsigned long long)resp->body_bytes,
+               (long long)resp->content_length);
+    else
+      herr_set(err, r->status, r->op_name, "%s", resp->transport_msg);
+    if (resp->aborted_by_sink)
+      r->status = err->status = HIPOBJ_E_PROTOCOL;
+    err->transport_code = resp->transport_code;
+    err->http_status = (int)resp->status;
+    return;
+  }
+  long http = resp->status;
+  if (http >= 200 && http < 300) {
+    r->status = HIPOBJ_OK;
+    if (r->check)
+      r->status = r->check(r, err);
+    return;
+  }
+  struct s3_xml_error xe;
+  memset(&xe, 0, sizeof xe);
+  if (resp->body.len) {
+    struct hbuf why = HBUF_INIT;
+    if (s3_xml_parse_error(resp->body.data, resp->body.len, &xe, &why) != 0)
+      /* Not S3 XML (a proxy's HTML page, say): keep its first line. */
+      snprintf(xe.message, sizeof xe.message, "%.200s", hbuf_str(&resp->body));
+    hbuf_free(&why);
+    char *nl = strpbrk(xe.message, "\r\n");
+    if (nl)
+      *nl = '\0';
+  } else if (http == 404) {
+    hstrlcpy(xe.message, "Not Found", sizeof xe.message);
+  }
+  const char *rid = xe.request_id[0] ? xe.request_id : resp->request_id;
+  r->status = herr_status_from_http((int)http, xe.code);
+  herr_set_s3(err, r->status, r->op_name, (int)http, xe.code, xe.message, rid);
+}
+
+static unsigned backoff_ms(const struct hcfg *cfg, unsigned attempt) {
+  uint64_t ceiling = cfg->retry_base_ms;
+  for (unsigned i = 1; i < attempt && ceiling < BACKOFF_CAP_MS; i++)
+    ceiling *= 2;
+  if (ceiling > BACKOFF_CAP_MS)
+    ceiling = BACKOFF_CAP_MS;
+  uint32_t rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
+    rnd = (uint32_t)time(NULL) * 2654435761u;
+  /* Full jitter: spreads clients that failed together. */
+  return (unsigned)(rnd % (ceiling + 1));
+}
+
+static int attempt(struct hreq *r, unsigned delay_ms);
+
+static void on_done(struct s3_http_xfer *x, void *ctx) {
+  struct hreq *r = ctx;
+  struct hipobj_client *c = r->client;
+  classify(r);
+  HLOG_DBG(&c->log, "%s: %s %s -> %ld, %llu body bytes%s%s", r->op_name,
+           r->req.method, r->req.key ? r->req.key : "", x->resp.status,
+           (unsigned long long)x->resp.body_bytes,
+           r->status ? ": " : "", r->status ? r->err.message : "");
+  if (r->status != HIPOBJ_OK && hipobj_status_is_retryable(r->status) &&
+      r->attempt < c->cfg.max_attempts) {
+    unsigned delay = backoff_ms(&c->cfg, r->attempt);
+    HLOG_INFO(&c->log, "%s: %s; retry %u of %u in %u ms", r->op_name,
+              r->err.message, r->attempt, c->cfg.max_attempts - 1, delay);
+    r->retries++;
+    if (attempt(r, delay) == 0)
+      return;
+  }
+  r->err.retries = r->retries;
+  if (r->status != HIPOBJ_OK)
+    HLOG_DBG(&c->log, "%s failed: %s", r->op_name, r->err.message);
+  if (r->done)
+    r->done(r, r->done_ctx);
+}
+
+static int attempt(struct hreq *r, unsigned delay_ms) {
+  struct hipobj_client *c = r->client;
+  r->attempt++;
+  r->sink_status = HIPOBJ_OK;
+  r->sink_reason[0] = '\0';
+  if (r->before_attempt && r->before_attempt(r) != 0) {
+    r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
+                         "cannot restart the request body");
+    return -1;
+  }
+  s3_signed_free(&r->wire);
+  struct s3_creds creds = {c->cfg.access_key, c->cfg.secret_key,
+                           c->cfg.session_token, c->cfg.anonymous};
+  struct hbuf why = HBUF_INIT;
+  r->req.payload_hash = r->payload_hash[0] ? r->payload_hash : NULL;
+  /* Sign for the moment the request leaves, not when it was queued. */
+  time_t when = time(NULL) + (time_t)(delay_ms / 1000);
+  if (s3_request_sign(&r->req, &c->ep, &creds, c->cfg.region, when, &r->wire,
+                      &why) != 0) {
+    r->status = herr_set(&r->err, HIPOBJ_E_OUT_OF_MEMORY, r->op_name, "%s",
+                         hbuf_str(&why));
+    hbuf_free(&why);
+    return -1;
+  }
+  hbuf_free(&why);
+  struct s3_http_xfer *x = &r->xfer;
+  x->method = r->req.method;
+  x->url = r->wire.url;
+  x->header_lines = r->wire.lines;
+  x->n_header_lines = r->wire.n_lines;
+  x->no_body_expected = r->head;
+  x->body = r->body;
+  x->body_len = r->body_len;
+  x->send_body = r->send_body;
+  x->sink = r->sink;
+  x->sink_ctx = r->sink_ctx;
+  x->body_limit = r->body_limit;
+  x->done = on_done;
+  x->done_ctx = r;
+  if (s3_http_submit(c->http, x, delay_ms) != 0) {
+    r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
+                         "the client is shutting down");
+    return -1;
+  }
+  return 0;
+}
+
+int hreq_submit(struct hreq *r) {
+  r->status = HIPOBJ_OK;
+  r->retries = 0;
+  r->attempt = 0;
+  r->payload_hash[0] = '\0';
+  if (r->sign_payload == HREQ_SIGN_ALWAYS ||
+      (r->sign_payload && !r->client->cfg.unsigned_payload))
+    s3_sha256_hex(r->body ? r->body : "", (size_t)r->body_len, r->payload_hash);
+  else if (!r->send_body || r->body_len == 0)
+    /* Nothing to stream: sign the empty hash, servers check it cheaply. */
+    hstrlcpy(r->payload_hash, S3_EMPTY_SHA256, sizeof r->payload_hash);
+  if (attempt(r, 0) != 0) {
+    if (r->done)
+      r->done(r, r->done_ctx);
+    return r->status;
+  }
+  return HIPOBJ_OK;
+}
+
+struct run_wait {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int done;
+};
+
+static void run_wake(struct hreq *r, void *ctx) {
+  (void)r;
+  struct run_wait *w = ctx;
+  pthread_mutex_lock(&w->lock);
+  w->done = 1;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+int hreq_run(struct hreq *r, struct hipobj_error *err) {
+  struct run_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  r->done = run_wake;
+  r->done_ctx = &w;
+  hreq_submit(r);
+  pthread_mutex_lock(&w.lock);
+  while (!w.done)
+    pthread_cond_wait(&w.cond, &w.lock);
+  pthread_mutex_unlock(&w.lock);
+  if (r->status != HIPOBJ_OK)
+    herr_copy(err, &r->err);
+  else
+    hipobj_error_clear(err);
+  return r->status;
+}
+
+int hcheck_bucket_key(const char *op, const char *bucket, const char *key,
+                      int need_key, struct hipobj_error *err) {
+  struct hbuf why = HBUF_INIT;
+  int bad = s3_check_bucket(bucket, &why) != 0 ||
+            (need_key && s3_check_key(key, &why) != 0);
+  int rc = HIPOBJ_OK;
+  if (bad)
+    rc = herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "%s", hbuf_str(&why));
+  hbuf_free(&why);
+  return rc;
+}
+
+int hcheck_mem(const char *op, const struct hipobj_mem *m,
+               struct hipobj_error *err) {
+  if (!m)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "memory descriptor is NULL");
+  if (!m->ptr && m->len)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "buffer pointer is NULL with length %zu", m->len);
+  if (m->kind != HIPOBJ_MEM_HOST)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "memory kind %d (GPU) is not supported by this build yet; "
+                    "only host memory is",
+                    (int)m->kind);
+  return HIPOBJ_OK;
+}
