@@ -46,7 +46,7 @@ int s3_endpoint_parse(const char *url, int addressing, struct s3_endpoint *ep,
     s3_endpoint_free(ep);
     return -1;
   }
-  if (rest[hlen] == '?' || rest[hlen] == '#') {
+  if (strpbrk(rest + hlen, "?#")) {
     hbuf_printf(why, "endpoint URL '%s' must not have a query or fragment",
                 url);
     s3_endpoint_free(ep);

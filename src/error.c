@@ -126,13 +126,49 @@ int herr_set(struct hipobj_error *err, int status, const char *operation,
   return status;
 }
 
+/* Some servers (Ceph RGW among them) send error codes without a Message;
+ * S3's wording for the common ones keeps messages readable. */
+static const char *default_message(const char *code) {
+  static const struct {
+    const char *code, *text;
+  } texts[] = {
+      {"NoSuchKey", "The specified key does not exist."},
+      {"NoSuchBucket", "The specified bucket does not exist."},
+      {"NoSuchUpload", "The specified multipart upload does not exist."},
+      {"AccessDenied", "Access Denied"},
+      {"SignatureDoesNotMatch", "The request signature we calculated does "
+                                "not match the signature you provided."},
+      {"InvalidAccessKeyId", "The AWS access key Id you provided does not "
+                             "exist in our records."},
+      {"EntityTooSmall", "Your proposed upload is smaller than the minimum "
+                         "allowed object size."},
+      {"InvalidPart", "One or more of the specified parts could not be "
+                      "found."},
+      {"InvalidPartOrder", "The list of parts was not in ascending order."},
+      {"InvalidRange", "The requested range is not satisfiable."},
+      {"BucketAlreadyExists", "The requested bucket name is not available."},
+      {"BucketAlreadyOwnedByYou", "The bucket already exists and is owned "
+                                  "by you."},
+      {"BucketNotEmpty", "The bucket you tried to delete is not empty."},
+      {"PreconditionFailed", "At least one of the preconditions you "
+                             "specified did not hold."},
+      {"SlowDown", "Please reduce your request rate."},
+      {"RequestTimeTooSkewed", "The difference between the request time and "
+                               "the server's time is too large."},
+  };
+  for (size_t i = 0; code && i < sizeof texts / sizeof texts[0]; i++)
+    if (!strcmp(code, texts[i].code))
+      return texts[i].text;
+  return NULL;
+}
+
 int herr_set_s3(struct hipobj_error *err, int status, const char *operation,
                 int http_status, const char *code, const char *message,
                 const char *request_id) {
   if (!err)
     return status;
   const char *c = code && *code ? code : NULL;
-  const char *m = message && *message ? message : NULL;
+  const char *m = message && *message ? message : default_message(c);
   if (c && m)
     herr_set(err, status, operation, "%s (%d): %s", c, http_status, m);
   else if (c)
@@ -142,7 +178,7 @@ int herr_set_s3(struct hipobj_error *err, int status, const char *operation,
              m ? m : hipobj_strerror(status));
   err->http_status = http_status;
   hstrlcpy(err->s3_code, code ? code : "", sizeof err->s3_code);
-  hstrlcpy(err->s3_message, message ? message : "", sizeof err->s3_message);
+  hstrlcpy(err->s3_message, m ? m : "", sizeof err->s3_message);
   hstrlcpy(err->request_id, request_id ? request_id : "",
            sizeof err->request_id);
   return status;
