@@ -43,7 +43,8 @@ void hcfg_free(struct hcfg *c);
 /* Looks `key` up in section `section` of an INI file as the AWS tools write
  * them (# and ; comments, whitespace around '=', case-sensitive names).
  * Returns 1 and a malloc'd value when found, 0 when absent (also when the file
- * does not exist), -1 on an I/O error other than ENOENT. */
+ * does not exist), -1 on an I/O error other than ENOENT. With key NULL it
+ * only reports whether the section exists (value may then be NULL). */
 int hcfg_ini_lookup(const char *path, const char *section, const char *key,
                     char **value);
 
