@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../s3/crypto.h"
 #include "../s3/xml.h"
 #include "client_int.h"
 #include "ops.h"
@@ -239,6 +240,40 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
 
 /* ---- CompleteMultipartUpload / Abort ------------------------------------- */
 
+/* S3's multipart ETag: MD5 over the parts' binary MD5s, "-N". Used when a
+ * server (Ceph RGW) completes the upload but leaves <ETag> empty. Only
+ * possible when every part ETag is a plain MD5; otherwise etag stays "". */
+static void multipart_etag(const struct s3_part *parts, size_t n,
+                           char out[128]) {
+  out[0] = '\0';
+  uint8_t *md5s = malloc(n * 16 + 1);
+  if (!md5s)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const char *e = parts[i].etag;
+    size_t len = strlen(e);
+    if (len == 34 && e[0] == '"' && e[33] == '"') {
+      e++;
+      len = 32;
+    }
+    if (len != 32 || strspn(e, "0123456789abcdefABCDEF") < 32)
+      goto out;
+    for (size_t j = 0; j < 16; j++) {
+      unsigned v;
+      if (sscanf(e + 2 * j, "%2x", &v) != 1)
+        goto out;
+      md5s[i * 16 + j] = (uint8_t)v;
+    }
+  }
+  uint8_t digest[16];
+  char hex[33];
+  s3_md5(md5s, n * 16, digest);
+  s3_hex(digest, 16, hex);
+  snprintf(out, 128, "\"%s-%zu\"", hex, n);
+out:
+  free(md5s);
+}
+
 struct complete_ctx {
   struct hreq r;
   char etag[128];
@@ -303,6 +338,11 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   cc.r.sign_payload = HREQ_SIGN_ALWAYS;
   cc.r.check = complete_check;
   rc = hreq_run(&cc.r, err);
+  if (rc == HIPOBJ_OK && !cc.etag[0]) {
+    pthread_mutex_lock(&m->lock);
+    multipart_etag(m->parts, m->n_parts, cc.etag);
+    pthread_mutex_unlock(&m->lock);
+  }
   if (res) {
     res->bytes = rc == HIPOBJ_OK ? total : 0;
     res->parts = n_parts;

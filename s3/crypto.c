@@ -1,0 +1,132 @@
+/* crypto.c - SHA-256, HMAC-SHA256, MD5 and base64 for SigV4 and S3 headers,
+ * on OpenSSL 3's EVP interface (see crypto.h).
+ *
+ * The one-shot functions return void because their inputs are in memory:
+ * OpenSSL fails here only when the digest is unavailable (a provider setup
+ * without the default provider, e.g. MD5 under a FIPS-only configuration) or
+ * on allocation failure. In that case the output is zero-filled, which can
+ * never be mistaken for a valid digest by a server: the request is then
+ * rejected (signature mismatch / BadDigest) instead of silently succeeding. */
+#include "crypto.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+void s3_hex(const uint8_t *in, size_t len, char *out) {
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < len; i++) {
+    out[2 * i] = digits[in[i] >> 4];
+    out[2 * i + 1] = digits[in[i] & 0x0f];
+  }
+  out[2 * len] = '\0';
+}
+
+static void digest(const EVP_MD *md, const void *data, size_t len, uint8_t *out,
+                   size_t outlen) {
+  unsigned int n = 0;
+  /* EVP_Digest reads nothing when len is 0, but wants a non-NULL pointer. */
+  if (!data)
+    data = "";
+  if (!md || EVP_Digest(data, len, out, &n, md, NULL) != 1 || n != outlen)
+    memset(out, 0, outlen);
+}
+
+void s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]) {
+  digest(EVP_sha256(), data, len, out, S3_SHA256_LEN);
+}
+
+void s3_sha256_hex(const void *data, size_t len,
+                   char out[S3_SHA256_HEX_LEN + 1]) {
+  uint8_t d[S3_SHA256_LEN];
+  s3_sha256(data, len, d);
+  s3_hex(d, sizeof d, out);
+}
+
+void s3_hmac_sha256(const void *key, size_t keylen, const void *data,
+                    size_t len, uint8_t out[S3_SHA256_LEN]) {
+  unsigned int n = 0;
+  if (!data)
+    data = "";
+  if (!key)
+    key = "";
+  /* HMAC() takes the key length as int; SigV4 keys are short, so a key
+   * that does not fit is a caller bug, answered like any other failure. */
+  if (keylen > INT_MAX ||
+      HMAC(EVP_sha256(), key, (int)keylen, data, len, out, &n) == NULL ||
+      n != S3_SHA256_LEN)
+    memset(out, 0, S3_SHA256_LEN);
+}
+
+void s3_md5(const void *data, size_t len, uint8_t out[16]) {
+  digest(EVP_md5(), data, len, out, 16);
+}
+
+size_t s3_base64(const uint8_t *in, size_t len, char *out) {
+  static const char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t o = 0, i = 0;
+  for (; i + 3 <= len; i += 3) {
+    uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+    out[o++] = alphabet[v >> 18];
+    out[o++] = alphabet[(v >> 12) & 63];
+    out[o++] = alphabet[(v >> 6) & 63];
+    out[o++] = alphabet[v & 63];
+  }
+  if (len - i == 1) {
+    uint32_t v = (uint32_t)in[i] << 16;
+    out[o++] = alphabet[v >> 18];
+    out[o++] = alphabet[(v >> 12) & 63];
+    out[o++] = '=';
+    out[o++] = '=';
+  } else if (len - i == 2) {
+    uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+    out[o++] = alphabet[v >> 18];
+    out[o++] = alphabet[(v >> 12) & 63];
+    out[o++] = alphabet[(v >> 6) & 63];
+    out[o++] = '=';
+  }
+  out[o] = '\0';
+  return o;
+}
+
+struct s3_sha256_ctx {
+  EVP_MD_CTX *md;
+  int failed; /* a failed update poisons the result (zero digest) */
+};
+
+struct s3_sha256_ctx *s3_sha256_begin(void) {
+  struct s3_sha256_ctx *c = calloc(1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->md = EVP_MD_CTX_new();
+  if (!c->md || EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
+    EVP_MD_CTX_free(c->md);
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void s3_sha256_update(struct s3_sha256_ctx *c, const void *data, size_t len) {
+  if (!c || c->failed || len == 0)
+    return;
+  if (EVP_DigestUpdate(c->md, data, len) != 1)
+    c->failed = 1;
+}
+
+void s3_sha256_end(struct s3_sha256_ctx *c, uint8_t out[S3_SHA256_LEN]) {
+  unsigned int n = 0;
+  if (!c) {
+    memset(out, 0, S3_SHA256_LEN);
+    return;
+  }
+  if (c->failed || EVP_DigestFinal_ex(c->md, out, &n) != 1 ||
+      n != S3_SHA256_LEN)
+    memset(out, 0, S3_SHA256_LEN);
+  EVP_MD_CTX_free(c->md);
+  free(c);
+}

@@ -1,0 +1,806 @@
+/* xml.c - reads and writes the S3 XML documents hipObject uses, on libxml2
+ * (see xml.h).
+ *
+ * Safety: documents come from the network, so the parser never loads a DTD,
+ * never touches the network, never substitutes entities, and any document
+ * with a DOCTYPE is refused (S3 never sends one; refusing it closes XXE and
+ * entity-expansion attacks for good). Elements are matched by local name, so
+ * the S3 namespace and no namespace are both accepted.
+ *
+ * Threads: many threads parse at once. libxml2 keeps its error handlers per
+ * thread, so each parse installs its own structured handler on the calling
+ * thread and restores the previous one afterwards; libxml2 therefore never
+ * prints to stderr, and the first error becomes the one-line `why`. */
+#include "xml.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#include "../src/strutil.h"
+#include "uri.h"
+
+#define S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
+#define MAX_PART_NUMBER 10000
+
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *xml_error_ptr;
+#else
+typedef xmlErrorPtr xml_error_ptr;
+#endif
+
+/* ---- Parsing and error capture ---- */
+
+static pthread_once_t libxml_once = PTHREAD_ONCE_INIT;
+
+/* xmlInitParser is idempotent but not safe to race on first use. */
+static void libxml_init(void) {
+  xmlInitParser();
+}
+
+struct capture {
+  int have;
+  int line;
+  char msg[200];
+};
+
+static void capture_error(void *ctx, xml_error_ptr e) {
+  struct capture *c = ctx;
+  if (!c || !e || c->have || e->level < XML_ERR_ERROR)
+    return;
+  c->have = 1;
+  c->line = e->line;
+  hstrlcpy(c->msg, e->message ? e->message : "unknown error", sizeof c->msg);
+  /* libxml2 messages end in '\n' and may quote document text: make sure
+   * the reason stays on one line. */
+  size_t n = strlen(c->msg);
+  while (n && isspace((unsigned char)c->msg[n - 1]))
+    c->msg[--n] = '\0';
+  for (char *p = c->msg; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = ' ';
+}
+
+static int fail(struct hbuf *why, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int fail(struct hbuf *why, const char *fmt, ...) {
+  if (why) {
+    va_list ap;
+    va_start(ap, fmt);
+    hbuf_vprintf(why, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static int is_el(const xmlNode *n, const char *name) {
+  return n && n->type == XML_ELEMENT_NODE &&
+         strcmp((const char *)n->name, name) == 0;
+}
+
+/* Parses xml and checks the root element's local name (any of the
+ * NULL-terminated `roots`). On success *doc must be freed with xmlFreeDoc. */
+static int parse_doc(const char *xml, size_t len, const char *const *roots,
+                     xmlDocPtr *doc, struct hbuf *why) {
+  *doc = NULL;
+  if (!xml && len)
+    return fail(why, "malformed XML: no document");
+  /* S3 sends whitespace to keep a slow CompleteMultipartUpload alive before
+   * the document, but an XML declaration is only legal at offset 0. */
+  while (len && (*xml == ' ' || *xml == '\t' || *xml == '\r' || *xml == '\n')) {
+    xml++;
+    len--;
+  }
+  if (len == 0)
+    return fail(why, "malformed XML: empty document");
+  if (len > 64u * 1024 * 1024)
+    return fail(why, "malformed XML: document too large (%zu bytes)", len);
+
+  pthread_once(&libxml_once, libxml_init);
+  struct capture cap = {0};
+  xmlStructuredErrorFunc old_fn = xmlStructuredError;
+  void *old_ctx = xmlStructuredErrorContext;
+  xmlSetStructuredErrorFunc(&cap, capture_error);
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  if (!ctxt) {
+    xmlSetStructuredErrorFunc(old_ctx, old_fn);
+    return fail(why, "out of memory creating the XML parser");
+  }
+  /* No XML_PARSE_NOENT (entities stay unsubstituted), no DTDLOAD, NONET;
+   * NOERROR/NOWARNING are a second guard against output on stderr. */
+  int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
+  xmlDocPtr d = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, NULL, opts);
+  int well_formed = ctxt->wellFormed;
+  xmlFreeParserCtxt(ctxt);
+  xmlSetStructuredErrorFunc(old_ctx, old_fn);
+
+  if (!d || !well_formed || cap.have) {
+    xmlFreeDoc(d);
+    if (cap.have)
+      return fail(why, "malformed XML at line %d: %s", cap.line, cap.msg);
+    return fail(why, "malformed XML: %s",
+                d ? "not well-formed" : "parser failed (out of memory?)");
+  }
+  if (d->intSubset || d->extSubset) {
+    xmlFreeDoc(d);
+    return fail(why, "malformed XML: DOCTYPE not allowed in S3 documents");
+  }
+  xmlNodePtr root = xmlDocGetRootElement(d);
+  if (!root) {
+    xmlFreeDoc(d);
+    return fail(why, "malformed XML: no root element");
+  }
+  for (const char *const *r = roots; *r; r++) {
+    if (is_el(root, *r)) {
+      *doc = d;
+      return 0;
+    }
+  }
+  fail(why, "unexpected root element <%.64s>, expected <%s>",
+       (const char *)root->name, roots[0]);
+  xmlFreeDoc(d);
+  return -1;
+}
+
+/* ---- Element access ---- */
+
+static xmlNodePtr child_el(const xmlNode *parent, const char *name) {
+  for (xmlNodePtr c = parent ? parent->children : NULL; c; c = c->next)
+    if (is_el(c, name))
+      return c;
+  return NULL;
+}
+
+/* Text content of a leaf element: text and CDATA children concatenated
+ * (comments and PIs skipped). An entity reference cannot occur (no DTD is
+ * allowed), but if it did, its content is not ours to expand. */
+static int node_text(const xmlNode *el, struct hbuf *out, struct hbuf *why) {
+  hbuf_append(out, "", 0);
+  for (xmlNodePtr c = el->children; c; c = c->next) {
+    if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
+      if (c->content)
+        hbuf_puts(out, (const char *)c->content);
+    } else if (c->type == XML_ENTITY_REF_NODE) {
+      return fail(why, "entity reference in <%s>", (const char *)el->name);
+    } else if (c->type == XML_ELEMENT_NODE) {
+      return fail(why, "unexpected element <%.64s> in <%s>",
+                  (const char *)c->name, (const char *)el->name);
+    }
+  }
+  if (out->oom)
+    return fail(why, "out of memory reading <%s>", (const char *)el->name);
+  return 0;
+}
+
+/* Field getters return 0 when found, 1 when absent and not required, -1 on
+ * error (why filled). */
+static int field_text(const xmlNode *parent, const char *name, int required,
+                      struct hbuf *out, struct hbuf *why) {
+  xmlNodePtr el = child_el(parent, name);
+  if (!el)
+    return required ? fail(why, "missing <%s>", name) : 1;
+  return node_text(el, out, why);
+}
+
+/* Copies into a fixed array. Diagnostic text (error messages) may be cut;
+ * identifiers (ETags) must not be, since a cut one is a wrong one. */
+static int field_fixed(const xmlNode *parent, const char *name, int required,
+                       char *dst, size_t dstsz, int may_truncate,
+                       struct hbuf *why) {
+  struct hbuf t = HBUF_INIT;
+  int rc = field_text(parent, name, required, &t, why);
+  if (rc == 0) {
+    if (strlen(hbuf_str(&t)) != t.len)
+      rc = fail(why, "NUL character in <%s>", name);
+    else if (t.len >= dstsz && !may_truncate)
+      rc = fail(why, "<%s> too long (%zu bytes)", name, t.len);
+    else {
+      hstrlcpy(dst, hbuf_str(&t), dstsz);
+      /* A cut inside a UTF-8 sequence would leave invalid text: back up
+       * to the start of the sequence the cut fell into. */
+      size_t n = strlen(dst);
+      if (n < t.len)
+        while (n && ((unsigned char)t.data[n] & 0xc0) == 0x80)
+          dst[--n] = '\0';
+    }
+  }
+  hbuf_free(&t);
+  return rc;
+}
+
+static int field_dup(const xmlNode *parent, const char *name, int required,
+                     char **dst, struct hbuf *why) {
+  struct hbuf t = HBUF_INIT;
+  int rc = field_text(parent, name, required, &t, why);
+  if (rc == 0) {
+    if (strlen(hbuf_str(&t)) != t.len) {
+      rc = fail(why, "NUL character in <%s>", name);
+    } else {
+      *dst = hbuf_steal(&t);
+      if (!*dst)
+        rc = fail(why, "out of memory reading <%s>", name);
+    }
+  }
+  hbuf_free(&t);
+  return rc;
+}
+
+/* Numbers, booleans and dates may be surrounded by whitespace when a server
+ * pretty-prints; strings (keys, ETags) are taken exactly. */
+static int field_trimmed(const xmlNode *parent, const char *name, int required,
+                         char *dst, size_t dstsz, struct hbuf *why) {
+  struct hbuf t = HBUF_INIT;
+  int rc = field_text(parent, name, required, &t, why);
+  if (rc == 0) {
+    const char *s = hbuf_str(&t);
+    size_t n = t.len;
+    hstrtrim(&s, &n);
+    if (n >= dstsz)
+      rc = fail(why, "bad <%s>: value too long", name);
+    else {
+      memcpy(dst, s, n);
+      dst[n] = '\0';
+    }
+  }
+  hbuf_free(&t);
+  return rc;
+}
+
+static int field_u64(const xmlNode *parent, const char *name, int required,
+                     uint64_t *out, struct hbuf *why) {
+  char v[32];
+  int rc = field_trimmed(parent, name, required, v, sizeof v, why);
+  if (rc == 0 && hparse_u64(v, strlen(v), out) != 0)
+    return fail(why, "bad <%s>: \"%s\" is not a number", name, v);
+  return rc;
+}
+
+static int field_bool(const xmlNode *parent, const char *name, int *out,
+                      struct hbuf *why) {
+  char v[16];
+  *out = 0;
+  int rc = field_trimmed(parent, name, 0, v, sizeof v, why);
+  if (rc != 0)
+    return rc;
+  if (hstrcaseeq(v, "true"))
+    *out = 1;
+  else if (!hstrcaseeq(v, "false"))
+    return fail(why, "bad <%s>: \"%s\" is not true or false", name, v);
+  return 0;
+}
+
+static int field_time(const xmlNode *parent, const char *name, int64_t *out,
+                      struct hbuf *why) {
+  char v[64];
+  *out = 0;
+  int rc = field_trimmed(parent, name, 0, v, sizeof v, why);
+  if (rc == 0 && s3_parse_iso8601(v, out) != 0)
+    return fail(why, "bad <%s>: \"%s\" is not an ISO 8601 time", name, v);
+  return rc;
+}
+
+static int field_part_number(const xmlNode *parent, const char *name,
+                             unsigned *out, struct hbuf *why) {
+  uint64_t v;
+  int rc = field_u64(parent, name, 1, &v, why);
+  if (rc != 0)
+    return rc;
+  if (v < 1 || v > MAX_PART_NUMBER)
+    return fail(why, "bad <%s>: %llu is outside 1..%d", name,
+                (unsigned long long)v, MAX_PART_NUMBER);
+  *out = (unsigned)v;
+  return 0;
+}
+
+/* ---- Error, Initiate, Complete ---- */
+
+static int read_error_fields(const xmlNode *root, struct s3_xml_error *out,
+                             struct hbuf *why) {
+  memset(out, 0, sizeof *out);
+  if (field_fixed(root, "Code", 1, out->code, sizeof out->code, 0, why) < 0 ||
+      field_fixed(root, "Message", 0, out->message, sizeof out->message, 1,
+                  why) < 0 ||
+      field_fixed(root, "RequestId", 0, out->request_id, sizeof out->request_id,
+                  1, why) < 0 ||
+      field_fixed(root, "Resource", 0, out->resource, sizeof out->resource, 1,
+                  why) < 0)
+    return -1;
+  if (!out->code[0])
+    return fail(why, "empty <Code> in <Error>");
+  return 0;
+}
+
+int s3_xml_parse_error(const char *xml, size_t len, struct s3_xml_error *out,
+                       struct hbuf *why) {
+  static const char *const roots[] = {"Error", NULL};
+  if (!out)
+    return fail(why, "no output for the error document");
+  memset(out, 0, sizeof *out);
+  xmlDocPtr doc;
+  if (parse_doc(xml, len, roots, &doc, why) != 0)
+    return -1;
+  int rc = read_error_fields(xmlDocGetRootElement(doc), out, why);
+  xmlFreeDoc(doc);
+  return rc;
+}
+
+int s3_xml_parse_initiate(const char *xml, size_t len, char **upload_id,
+                          struct hbuf *why) {
+  static const char *const roots[] = {"InitiateMultipartUploadResult", NULL};
+  if (!upload_id)
+    return fail(why, "no output for the upload id");
+  *upload_id = NULL;
+  xmlDocPtr doc;
+  if (parse_doc(xml, len, roots, &doc, why) != 0)
+    return -1;
+  char *id = NULL;
+  int rc = field_dup(xmlDocGetRootElement(doc), "UploadId", 1, &id, why);
+  xmlFreeDoc(doc);
+  if (rc != 0)
+    return -1;
+  if (!id[0]) {
+    free(id);
+    return fail(why, "empty <UploadId>");
+  }
+  *upload_id = id;
+  return 0;
+}
+
+/* XML text escaping. The quote is escaped as &quot; (not required in text,
+ * but it is what AWS's SDKs send and every parser reads it back). Control
+ * characters cannot be represented in XML 1.0 at all. */
+static int append_escaped(struct hbuf *out, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    switch (c) {
+    case '&':
+      hbuf_puts(out, "&amp;");
+      break;
+    case '<':
+      hbuf_puts(out, "&lt;");
+      break;
+    case '>':
+      hbuf_puts(out, "&gt;");
+      break;
+    case '"':
+      hbuf_puts(out, "&quot;");
+      break;
+    default:
+      if (c < 0x20 || c == 0x7f)
+        return -1;
+      hbuf_putc(out, (char)c);
+    }
+  }
+  return 0;
+}
+
+int s3_xml_build_complete(struct hbuf *out, const struct s3_part *parts,
+                          size_t n) {
+  /* S3 refuses an empty part list (MalformedXML): refuse it here. */
+  if (!out || !parts || n == 0)
+    return -1;
+  size_t start = out->len;
+  hbuf_puts(out, "<CompleteMultipartUpload xmlns=\"" S3_XMLNS "\">");
+  for (size_t i = 0; i < n; i++) {
+    const struct s3_part *p = &parts[i];
+    size_t elen = strnlen(p->etag, sizeof p->etag);
+    if (p->number < 1 || p->number > MAX_PART_NUMBER || elen == 0 ||
+        elen == sizeof p->etag)
+      goto bad;
+    hbuf_printf(out, "<Part><PartNumber>%u</PartNumber><ETag>", p->number);
+    if (append_escaped(out, p->etag) != 0)
+      goto bad;
+    hbuf_puts(out, "</ETag></Part>");
+  }
+  hbuf_puts(out, "</CompleteMultipartUpload>");
+  if (!out->oom)
+    return 0;
+bad:
+  if (out->data) {
+    out->len = start;
+    out->data[start] = '\0';
+  }
+  return -1;
+}
+
+int s3_xml_parse_complete(const char *xml, size_t len, int *is_error,
+                          struct s3_xml_error *err, char etag[128],
+                          struct hbuf *why) {
+  static const char *const roots[] = {"CompleteMultipartUploadResult", "Error",
+                                      NULL};
+  struct s3_xml_error scratch;
+  if (!err)
+    err = &scratch;
+  memset(err, 0, sizeof *err);
+  if (is_error)
+    *is_error = 0;
+  if (etag)
+    etag[0] = '\0';
+  xmlDocPtr doc;
+  if (parse_doc(xml, len, roots, &doc, why) != 0)
+    return -1;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  int rc;
+  if (is_el(root, "Error")) {
+    /* The "200 with <Error>" case: the upload did not complete. */
+    rc = read_error_fields(root, err, why);
+    if (rc == 0 && is_error)
+      *is_error = 1;
+  } else {
+    char tmp[128];
+    /* Ceph RGW (Pacific) completes the upload but sends <ETag></ETag>:
+     * pass the empty value on rather than report a failure. */
+    rc = field_fixed(root, "ETag", 1, tmp, sizeof tmp, 0, why);
+    if (rc == 0 && etag)
+      memcpy(etag, tmp, sizeof tmp);
+  }
+  xmlFreeDoc(doc);
+  return rc == 0 ? 0 : -1;
+}
+
+/* ---- ListParts ---- */
+
+static size_t count_children(const xmlNode *parent, const char *name) {
+  size_t n = 0;
+  for (xmlNodePtr c = parent->children; c; c = c->next)
+    n += is_el(c, name);
+  return n;
+}
+
+int s3_xml_parse_list_parts(const char *xml, size_t len,
+                            struct s3_list_parts *out, struct hbuf *why) {
+  static const char *const roots[] = {"ListPartsResult", NULL};
+  if (!out)
+    return fail(why, "no output for the part list");
+  memset(out, 0, sizeof *out);
+  xmlDocPtr doc;
+  if (parse_doc(xml, len, roots, &doc, why) != 0)
+    return -1;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  int rc = -1;
+  size_t cap = count_children(root, "Part");
+  if (cap && !(out->parts = calloc(cap, sizeof *out->parts))) {
+    fail(why, "out of memory for %zu parts", cap);
+    goto done;
+  }
+  for (xmlNodePtr c = root->children; c; c = c->next) {
+    if (!is_el(c, "Part"))
+      continue;
+    struct s3_part *p = &out->parts[out->n];
+    if (field_part_number(c, "PartNumber", &p->number, why) != 0 ||
+        field_fixed(c, "ETag", 1, p->etag, sizeof p->etag, 0, why) < 0 ||
+        field_u64(c, "Size", 1, &p->size, why) != 0 ||
+        field_time(c, "LastModified", &p->mtime, why) < 0)
+      goto done;
+    out->n++;
+  }
+  if (field_bool(root, "IsTruncated", &out->is_truncated, why) < 0)
+    goto done;
+  uint64_t marker = 0;
+  int mrc = field_u64(root, "NextPartNumberMarker", 0, &marker, why);
+  if (mrc < 0)
+    goto done;
+  if (marker > MAX_PART_NUMBER) {
+    fail(why, "bad <NextPartNumberMarker>: %llu is above %d",
+         (unsigned long long)marker, MAX_PART_NUMBER);
+    goto done;
+  }
+  /* Without a marker a truncated listing cannot be continued. */
+  if (out->is_truncated && mrc != 0) {
+    fail(why, "missing <NextPartNumberMarker> in a truncated listing");
+    goto done;
+  }
+  out->next_marker = (unsigned)marker;
+  rc = 0;
+done:
+  xmlFreeDoc(doc);
+  if (rc != 0)
+    s3_xml_list_parts_free(out);
+  return rc;
+}
+
+void s3_xml_list_parts_free(struct s3_list_parts *lp) {
+  if (!lp)
+    return;
+  free(lp->parts);
+  memset(lp, 0, sizeof *lp);
+}
+
+/* ---- ListObjectsV2 ---- */
+
+/* With EncodingType=url, S3 (and MinIO) encode keys like an HTML form: a
+ * space becomes '+', and a literal '+' is always sent as %2B. So '+' is a
+ * space here, unlike in s3_uri_decode. */
+static int form_decode_inplace(char **s) {
+  struct hbuf plus = HBUF_INIT, dec = HBUF_INIT;
+  hbuf_puts(&plus, *s);
+  for (size_t i = 0; i < plus.len; i++)
+    if (plus.data[i] == '+')
+      plus.data[i] = ' ';
+  int rc = -1;
+  if (!plus.oom && s3_uri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
+      strlen(hbuf_str(&dec)) == dec.len) {
+    char *d = hbuf_steal(&dec);
+    if (d) {
+      free(*s);
+      *s = d;
+      rc = 0;
+    }
+  }
+  hbuf_free(&plus);
+  hbuf_free(&dec);
+  return rc;
+}
+
+int s3_xml_parse_list_objects(const char *xml, size_t len,
+                              struct s3_list_objects *out, struct hbuf *why) {
+  static const char *const roots[] = {"ListBucketResult", NULL};
+  if (!out)
+    return fail(why, "no output for the object list");
+  memset(out, 0, sizeof *out);
+  xmlDocPtr doc;
+  if (parse_doc(xml, len, roots, &doc, why) != 0)
+    return -1;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  int rc = -1, url_encoded = 0;
+  char enc[16];
+  int erc = field_trimmed(root, "EncodingType", 0, enc, sizeof enc, why);
+  if (erc < 0)
+    goto done;
+  if (erc == 0) {
+    if (!hstrcaseeq(enc, "url")) {
+      fail(why, "unsupported <EncodingType> \"%s\"", enc);
+      goto done;
+    }
+    url_encoded = 1;
+  }
+
+  size_t n_obj = count_children(root, "Contents");
+  size_t n_pre = count_children(root, "CommonPrefixes");
+  if ((n_obj && !(out->objects = calloc(n_obj, sizeof *out->objects))) ||
+      (n_pre && !(out->prefixes = calloc(n_pre, sizeof *out->prefixes)))) {
+    fail(why, "out of memory for %zu objects", n_obj + n_pre);
+    goto done;
+  }
+  for (xmlNodePtr c = root->children; c; c = c->next) {
+    if (is_el(c, "Contents")) {
+      struct s3_object_entry *o = &out->objects[out->n_objects++];
+      if (field_dup(c, "Key", 1, &o->key, why) != 0 ||
+          field_u64(c, "Size", 1, &o->size, why) != 0 ||
+          field_fixed(c, "ETag", 0, o->etag, sizeof o->etag, 0, why) < 0 ||
+          field_time(c, "LastModified", &o->mtime, why) < 0)
+        goto done;
+      if (url_encoded && form_decode_inplace(&o->key) != 0) {
+        fail(why, "bad url-encoded <Key> \"%.64s\"", o->key);
+        goto done;
+      }
+      if (!o->key[0]) {
+        fail(why, "empty <Key>");
+        goto done;
+      }
+    } else if (is_el(c, "CommonPrefixes")) {
+      char **p = &out->prefixes[out->n_prefixes++];
+      if (field_dup(c, "Prefix", 1, p, why) != 0)
+        goto done;
+      if (url_encoded && form_decode_inplace(p) != 0) {
+        fail(why, "bad url-encoded <Prefix> \"%.64s\"", *p);
+        goto done;
+      }
+    }
+  }
+  if (field_bool(root, "IsTruncated", &out->is_truncated, why) < 0 ||
+      field_dup(root, "NextContinuationToken", 0, &out->next_token, why) < 0)
+    goto done;
+  /* Without a token a truncated listing cannot be continued. */
+  if (out->is_truncated && (!out->next_token || !out->next_token[0])) {
+    fail(why, "missing <NextContinuationToken> in a truncated listing");
+    goto done;
+  }
+  rc = 0;
+done:
+  xmlFreeDoc(doc);
+  if (rc != 0)
+    s3_xml_list_objects_free(out);
+  return rc;
+}
+
+void s3_xml_list_objects_free(struct s3_list_objects *lo) {
+  if (!lo)
+    return;
+  for (size_t i = 0; i < lo->n_objects; i++)
+    free(lo->objects[i].key);
+  free(lo->objects);
+  for (size_t i = 0; i < lo->n_prefixes; i++)
+    free(lo->prefixes[i]);
+  free(lo->prefixes);
+  free(lo->next_token);
+  memset(lo, 0, sizeof *lo);
+}
+
+/* ---- Timestamps ---- */
+
+/* Reads exactly n digits. */
+static int digits(const char **s, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    char c = (*s)[i];
+    if (c < '0' || c > '9')
+      return -1;
+    v = v * 10 + (c - '0');
+  }
+  *s += n;
+  *out = v;
+  return 0;
+}
+
+static int days_in_month(int year, int month) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : days[month - 1];
+}
+
+/* Range-checks the fields first: timegm would silently turn "Feb 30" into
+ * March 2nd. A leap second (:60) is accepted and lands on the next second. */
+static int civil_to_unix(int year, int mon, int day, int h, int m, int sec,
+                         int64_t *out) {
+  if (year < 1 || year > 9999 || mon < 1 || mon > 12 || day < 1 ||
+      day > days_in_month(year, mon) || h > 23 || m > 59 || sec > 60)
+    return -1;
+  struct tm tm = {0};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = h;
+  tm.tm_min = m;
+  tm.tm_sec = sec;
+  tm.tm_isdst = 0;
+  time_t t = timegm(&tm);
+  if (t == (time_t)-1 && !(year == 1969 && mon == 12 && day == 31))
+    return -1;
+  *out = (int64_t)t;
+  return 0;
+}
+
+int s3_parse_iso8601(const char *s, int64_t *out) {
+  int y, mo, d, h, mi, se;
+  if (!s || !out)
+    return -1;
+  if (digits(&s, 4, &y) || *s++ != '-' || digits(&s, 2, &mo) || *s++ != '-' ||
+      digits(&s, 2, &d) || (*s != 'T' && *s != 't'))
+    return -1;
+  s++;
+  if (digits(&s, 2, &h) || *s++ != ':' || digits(&s, 2, &mi) || *s++ != ':' ||
+      digits(&s, 2, &se))
+    return -1;
+  if (*s == '.') { /* fraction: S3 sends milliseconds; Unix time drops it */
+    s++;
+    if (*s < '0' || *s > '9')
+      return -1;
+    while (*s >= '0' && *s <= '9')
+      s++;
+  }
+  int64_t offset = 0;
+  if (*s == 'Z' || *s == 'z') {
+    s++;
+  } else if (*s == '+' || *s == '-') {
+    int sign = *s++ == '-' ? -1 : 1, oh, om;
+    if (digits(&s, 2, &oh))
+      return -1;
+    if (*s == ':')
+      s++;
+    if (digits(&s, 2, &om) || oh > 23 || om > 59)
+      return -1;
+    offset = sign * (int64_t)(oh * 3600 + om * 60);
+  } else {
+    return -1; /* no zone: local time would be a guess */
+  }
+  if (*s)
+    return -1;
+  int64_t t;
+  if (civil_to_unix(y, mo, d, h, mi, se, &t) != 0)
+    return -1;
+  *out = t - offset;
+  return 0;
+}
+
+static int month_index(const char *s) {
+  static const char *const months[] = {"Jan", "Feb", "Mar", "Apr",
+                                       "May", "Jun", "Jul", "Aug",
+                                       "Sep", "Oct", "Nov", "Dec"};
+  for (int i = 0; i < 12; i++)
+    if (strncmp(s, months[i], 3) == 0)
+      return i + 1;
+  return -1;
+}
+
+/* Skips a day name: short ("Sun") when `full` is 0, long ("Sunday") when 1. */
+static int skip_weekday(const char **s, int full) {
+  static const char *const names[] = {"Sunday",    "Monday",   "Tuesday",
+                                      "Wednesday", "Thursday", "Friday",
+                                      "Saturday"};
+  for (int i = 0; i < 7; i++) {
+    size_t n = full ? strlen(names[i]) : 3;
+    if (strncmp(*s, names[i], n) == 0) {
+      *s += n;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int hms(const char **s, int *h, int *m, int *sec) {
+  if (digits(s, 2, h) || *(*s)++ != ':' || digits(s, 2, m) || *(*s)++ != ':' ||
+      digits(s, 2, sec))
+    return -1;
+  return 0;
+}
+
+/* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
+static int parse_imf_fixdate(const char *p, int64_t *out) {
+  int y, mo, d, h, mi, se;
+  if (skip_weekday(&p, 0) || *p++ != ',' || *p++ != ' ' || digits(&p, 2, &d) ||
+      *p++ != ' ' || (mo = month_index(p)) < 0)
+    return -1;
+  p += 3;
+  if (*p++ != ' ' || digits(&p, 4, &y) || *p++ != ' ' ||
+      hms(&p, &h, &mi, &se) || strcmp(p, " GMT") != 0)
+    return -1;
+  return civil_to_unix(y, mo, d, h, mi, se, out);
+}
+
+/* RFC 850: "Sunday, 06-Nov-94 08:49:37 GMT" */
+static int parse_rfc850(const char *p, int64_t *out) {
+  int yy, mo, d, h, mi, se;
+  if (skip_weekday(&p, 1) || *p++ != ',' || *p++ != ' ' || digits(&p, 2, &d) ||
+      *p++ != '-' || (mo = month_index(p)) < 0)
+    return -1;
+  p += 3;
+  if (*p++ != '-' || digits(&p, 2, &yy) || *p++ != ' ' ||
+      hms(&p, &h, &mi, &se) || strcmp(p, " GMT") != 0)
+    return -1;
+  /* RFC 7231: a two-digit year more than 50 years ahead is in the past
+   * century; a fixed 1970-2069 window is the usual reading. */
+  int y = yy < 70 ? 2000 + yy : 1900 + yy;
+  return civil_to_unix(y, mo, d, h, mi, se, out);
+}
+
+/* asctime: "Sun Nov  6 08:49:37 1994" (a one-digit day is space-padded) */
+static int parse_asctime(const char *p, int64_t *out) {
+  int y, mo, d, h, mi, se;
+  if (skip_weekday(&p, 0) || *p++ != ' ' || (mo = month_index(p)) < 0)
+    return -1;
+  p += 3;
+  if (*p++ != ' ')
+    return -1;
+  if (*p == ' ') {
+    p++;
+    if (digits(&p, 1, &d))
+      return -1;
+  } else if (digits(&p, 2, &d)) {
+    return -1;
+  }
+  if (*p++ != ' ' || hms(&p, &h, &mi, &se) || *p++ != ' ' ||
+      digits(&p, 4, &y) || *p)
+    return -1;
+  return civil_to_unix(y, mo, d, h, mi, se, out);
+}
+
+/* RFC 7231 section 7.1.1.1: senders use IMF-fixdate, recipients must also
+ * accept the obsolete RFC 850 and asctime forms. */
+int s3_parse_http_date(const char *s, int64_t *out) {
+  if (!s || !out)
+    return -1;
+  int64_t t;
+  if (parse_imf_fixdate(s, &t) != 0 && parse_rfc850(s, &t) != 0 &&
+      parse_asctime(s, &t) != 0)
+    return -1;
+  *out = t;
+  return 0;
+}
