@@ -1,0 +1,166 @@
+/* hipobj_cli.h - shared declarations of the `hipobj` command-line tool:
+ * parsed options, locations (s3://bucket/key, local path, "-"), error
+ * reporting, JSON output and the progress display. Internal to the tool. */
+#ifndef HIPOBJ_CLI_H
+#define HIPOBJ_CLI_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hipobj.h"
+
+/* Exit statuses: 0 success, 1 the operation failed, 2 bad command line,
+ * 130 interrupted (as a shell reports SIGINT). */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+#define CLI_EXIT_INTERRUPTED 130
+#define CLI_EXIT_PIPE 141
+
+/* Everything the command line sets, plus the live client. */
+struct cli {
+  /* Options; NULL/0 means "as the library resolves it". */
+  const char *endpoint_url;
+  const char *region;
+  const char *profile;
+  const char *content_type;
+  const char *ca_bundle;
+  uint64_t part_size;   /* 0: library default (8 MiB) */
+  unsigned concurrency; /* 0: library default */
+  int no_verify_ssl;
+  int json;
+  int quiet;
+  int debug;
+  int recursive;
+  int stderr_tty; /* progress is drawn only on a terminal */
+
+  struct hipobj_client *client;
+  struct hipobj_error *err;
+};
+
+/* Where a cp/ls/... argument points. */
+enum loc_kind { LOC_LOCAL, LOC_S3, LOC_STDIO };
+
+struct location {
+  enum loc_kind kind;
+  const char *arg; /* the argument as typed (borrowed from argv) */
+  char *bucket;    /* LOC_S3: owned */
+  char *key;       /* LOC_S3: owned, "" when none */
+};
+
+/* hipobj_util.c ----------------------------------------------------------- */
+
+/* Parses "s3://bucket[/key]", "-" or a local path. Returns 0, or -1 after
+ * printing a usage error. */
+int loc_parse(const char *arg, struct location *out);
+void loc_free(struct location *loc);
+/* "s3://bucket/key" for display; caller frees. NULL on allocation failure. */
+char *s3_url(const char *bucket, const char *key);
+
+/* The cause of a library failure as text: the S3 code, HTTP status and
+ * message ("NoSuchKey (404): The specified key does not exist."). */
+void describe_error(const struct cli *c, const struct hipobj_error *err,
+                    char *buf, size_t len);
+/* One error line on stderr: "hipobj: SUBJECT: CAUSE" (SUBJECT may be NULL).
+ * Returns CLI_EXIT_FAIL. */
+int report_lib(const struct cli *c, const char *subject,
+               const struct hipobj_error *err);
+/* "hipobj: SUBJECT: strerror(errnum)". Returns CLI_EXIT_FAIL. */
+int report_errno(const char *subject, int errnum);
+/* "hipobj: SUBJECT: printf-text". Returns CLI_EXIT_FAIL. */
+int report_msg(const char *subject, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A failed write to stdout: a reader that went away (EPIPE) ends the tool
+ * quietly, as SIGPIPE would (status 141); anything else is reported.
+ * Returns the exit status. */
+int report_stdout_error(int errnum);
+/* A usage error with a hint to --help. Returns CLI_EXIT_USAGE. */
+int report_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* JSON output, one object per line. json_begin() opens "{\"op\":OP", the
+ * json_* field writers append ",\"name\":value", json_end() closes the
+ * object and flushes. */
+void json_begin(FILE *f, const char *op);
+void json_str(FILE *f, const char *name, const char *value);
+void json_u64(FILE *f, const char *name, uint64_t value);
+void json_double(FILE *f, const char *name, double value, int decimals);
+void json_end(FILE *f);
+
+/* Time helpers. */
+double now_seconds(void); /* monotonic clock */
+/* Formats a Unix time as "YYYY-MM-DD HH:MM:SS" local time (like aws s3 ls). */
+void fmt_local_time(int64_t t, char *buf, size_t len);
+/* Formats a Unix time as ISO 8601 UTC "YYYY-MM-DDTHH:MM:SSZ". */
+void fmt_iso_time(int64_t t, char *buf, size_t len);
+/* Human size, e.g. "12.3 MiB". */
+void fmt_bytes(uint64_t n, char *buf, size_t len);
+
+/* Signals. SIGINT/SIGTERM/SIGHUP remove the registered temp file (so a
+ * killed download leaves nothing behind) and then end the process; while
+ * "soft" interruption is on, the first one only sets cli_interrupted so the
+ * current step can clean up (e.g. abort a multipart upload). */
+extern volatile sig_atomic_t cli_interrupted;
+void signals_install(void);
+void signals_set_temp(const char *path); /* NULL to clear */
+void signals_set_soft(int on);
+
+/* hipobj_progress.c -------------------------------------------------------- */
+
+/* One-line progress display on stderr. Without a byte counter it shows a
+ * spinner and the elapsed time; as soon as progress_add() is called (today
+ * between stream chunks; later from the library's progress callback) it
+ * shows bytes, percentage, rate and ETA. All drawing happens under one
+ * mutex, which the library's log lines also take so they never tear the
+ * progress line. */
+struct progress {
+  int enabled;
+  const char *label; /* borrowed; shown after the numbers */
+  uint64_t total;    /* 0: unknown */
+  atomic_uint_fast64_t done;
+  atomic_int counting; /* set by the first progress_add() */
+  double start;
+  int stop;
+  int drawn; /* a line is on the screen */
+  unsigned spin;
+  pthread_t thread;
+  int thread_started;
+  pthread_cond_t cond;
+};
+
+/* Starts the display if enabled (stderr is a terminal, not --quiet). */
+void progress_begin(struct progress *p, const struct cli *c, const char *label,
+                    uint64_t total);
+/* Adds bytes moved; safe from any thread (suits a library callback). */
+void progress_add(struct progress *p, uint64_t bytes);
+/* Stops the display and erases it. With ok, prints the summary line
+ * "N bytes in S s (R MB/s)". */
+void progress_end(struct progress *p, int ok, uint64_t bytes, double seconds);
+/* Log callback for hipobj_client_config.log_fn. */
+void progress_log_line(void *user, enum hipobj_log_level level,
+                       const char *line);
+
+/* hipobj.c ------------------------------------------------------------------
+ */
+
+/* Creates c->client from the options (once). Returns 0 or the exit status
+ * after reporting the failure. Commands call it after checking their
+ * arguments so that usage errors come first. */
+int cli_connect(struct cli *c);
+/* HeadObject with a precise error: a HEAD answer has no body, so on a bare
+ * 404 a one-byte GET asks the server whether the key or the bucket is
+ * missing. Returns 0, or the exit status after reporting. */
+int cli_head(struct cli *c, const struct location *loc,
+             struct hipobj_object_info *info);
+
+/* Commands ------------------------------------------------------------------
+ */
+
+int cmd_cp(struct cli *c, int argc, char **argv);   /* hipobj_cp.c */
+int cmd_ls(struct cli *c, int argc, char **argv);   /* hipobj_cmds.c */
+int cmd_rm(struct cli *c, int argc, char **argv);   /* hipobj_cmds.c */
+int cmd_mb(struct cli *c, int argc, char **argv);   /* hipobj_cmds.c */
+int cmd_rb(struct cli *c, int argc, char **argv);   /* hipobj_cmds.c */
+int cmd_stat(struct cli *c, int argc, char **argv); /* hipobj_cmds.c */
+
+#endif

@@ -1,0 +1,235 @@
+/* hipobj_cmds.c - the small commands of the `hipobj` tool: ls, rm, mb, rb
+ * and stat. Each checks its arguments, connects, makes its call(s) and
+ * prints either text (like `aws s3`) or one JSON object per item. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hipobj_cli.h"
+
+/* Parses the single s3:// argument of a command. want_key: 1 = a key is
+ * required, 0 = a key is not allowed, -1 = optional. */
+static int one_s3_arg(const char *cmd, int argc, char **argv, int want_key,
+                      struct location *loc) {
+  if (argc != 1)
+    return report_usage("%s takes exactly one s3:// argument", cmd);
+  if (loc_parse(argv[0], loc) != 0)
+    return CLI_EXIT_USAGE;
+  if (loc->kind != LOC_S3) {
+    loc_free(loc);
+    return report_usage("%s: '%s' is not an s3:// URL", cmd, argv[0]);
+  }
+  if (want_key == 1 && !*loc->key) {
+    loc_free(loc);
+    return report_usage("%s: '%s' names no key (s3://bucket/key)", cmd,
+                        argv[0]);
+  }
+  if (want_key == 0 && *loc->key) {
+    loc_free(loc);
+    return report_usage("%s: '%s' must be a bucket only (s3://bucket)", cmd,
+                        argv[0]);
+  }
+  return 0;
+}
+
+/* ---- ls ----------------------------------------------------------------- */
+
+/* Without --recursive, names are shown relative to the "directory" of the
+ * prefix, as aws s3 ls does: `ls s3://b/dir/` prints "file", not
+ * "dir/file". */
+static const char *shown_name(const struct cli *c, const char *prefix,
+                              size_t dirlen, const char *name) {
+  if (c->recursive || dirlen == 0 || strncmp(name, prefix, dirlen) != 0)
+    return name;
+  return name + dirlen;
+}
+
+static void print_page(const struct cli *c, const struct hipobj_list_page *pg,
+                       const char *prefix, size_t dirlen) {
+  size_t np = hipobj_list_page_prefix_count(pg);
+  for (size_t i = 0; i < np; i++) {
+    const char *p = hipobj_list_page_prefix(pg, i);
+    if (c->json) {
+      json_begin(stdout, "ls");
+      json_str(stdout, "prefix", p);
+      json_end(stdout);
+    } else {
+      printf("%30s %s\n", "PRE", shown_name(c, prefix, dirlen, p));
+    }
+  }
+  size_t n = hipobj_list_page_count(pg);
+  for (size_t i = 0; i < n; i++) {
+    const char *key = hipobj_list_page_key(pg, i);
+    uint64_t size = hipobj_list_page_size(pg, i);
+    int64_t mtime = hipobj_list_page_mtime(pg, i);
+    char when[64];
+    if (c->json) {
+      fmt_iso_time(mtime, when, sizeof when);
+      json_begin(stdout, "ls");
+      json_str(stdout, "key", key);
+      json_u64(stdout, "size", size);
+      json_str(stdout, "etag", hipobj_list_page_etag(pg, i));
+      json_str(stdout, "last_modified", when);
+      json_end(stdout);
+    } else {
+      fmt_local_time(mtime, when, sizeof when);
+      printf("%s %10" PRIu64 " %s\n", when, size,
+             shown_name(c, prefix, dirlen, key));
+    }
+  }
+}
+
+int cmd_ls(struct cli *c, int argc, char **argv) {
+  struct location loc;
+  int rc = one_s3_arg("ls", argc, argv, -1, &loc);
+  if (rc)
+    return rc;
+  rc = cli_connect(c);
+  if (rc) {
+    loc_free(&loc);
+    return rc;
+  }
+  const char *slash = strrchr(loc.key, '/');
+  size_t dirlen = slash ? (size_t)(slash - loc.key) + 1 : 0;
+
+  struct hipobj_list_opts opts = HIPOBJ_LIST_OPTS_INIT;
+  opts.prefix = *loc.key ? loc.key : NULL;
+  opts.delimiter = c->recursive ? NULL : "/";
+  char *token = NULL;
+  for (;;) {
+    struct hipobj_list_page *pg = NULL;
+    opts.continuation_token = token;
+    if (hipobj_s3_list(c->client, loc.bucket, &opts, &pg, c->err) !=
+        HIPOBJ_OK) {
+      rc = report_lib(c, loc.arg, c->err);
+      break;
+    }
+    print_page(c, pg, loc.key, dirlen);
+    const char *next = hipobj_list_page_next_token(pg);
+    free(token);
+    token = next ? strdup(next) : NULL;
+    hipobj_list_page_free(pg);
+    if (next && !token) {
+      rc = report_errno(loc.arg, ENOMEM);
+      break;
+    }
+    /* Stop listing a huge bucket once nobody reads the output. */
+    if (fflush(stdout) != 0) {
+      rc = report_stdout_error(errno);
+      break;
+    }
+    if (!token)
+      break;
+  }
+  free(token);
+  loc_free(&loc);
+  return rc;
+}
+
+/* ---- rm, mb, rb --------------------------------------------------------- */
+
+static int simple_done(const struct cli *c, const char *op, const char *verb,
+                       const char *target, double start) {
+  if (c->json) {
+    json_begin(stdout, op);
+    json_str(stdout, "target", target);
+    json_double(stdout, "seconds", now_seconds() - start, 3);
+    json_end(stdout);
+  } else if (!c->quiet) {
+    printf("%s: %s\n", verb, target);
+  }
+  return 0;
+}
+
+int cmd_rm(struct cli *c, int argc, char **argv) {
+  struct location loc;
+  int rc = one_s3_arg("rm", argc, argv, 1, &loc);
+  if (rc)
+    return rc;
+  if ((rc = cli_connect(c)) != 0) {
+    loc_free(&loc);
+    return rc;
+  }
+  double start = now_seconds();
+  if (hipobj_s3_delete(c->client, loc.bucket, loc.key, c->err) != HIPOBJ_OK)
+    rc = report_lib(c, loc.arg, c->err);
+  else
+    rc = simple_done(c, "rm", "delete", loc.arg, start);
+  loc_free(&loc);
+  return rc;
+}
+
+static int bucket_cmd(struct cli *c, int argc, char **argv, int create) {
+  const char *name = create ? "mb" : "rb";
+  struct location loc;
+  int rc = one_s3_arg(name, argc, argv, 0, &loc);
+  if (rc)
+    return rc;
+  if ((rc = cli_connect(c)) != 0) {
+    loc_free(&loc);
+    return rc;
+  }
+  double start = now_seconds();
+  int st = create ? hipobj_s3_create_bucket(c->client, loc.bucket, c->err)
+                  : hipobj_s3_delete_bucket(c->client, loc.bucket, c->err);
+  if (st != HIPOBJ_OK)
+    rc = report_lib(c, loc.arg, c->err);
+  else
+    rc = simple_done(c, name, create ? "make_bucket" : "remove_bucket", loc.arg,
+                     start);
+  loc_free(&loc);
+  return rc;
+}
+
+int cmd_mb(struct cli *c, int argc, char **argv) {
+  return bucket_cmd(c, argc, argv, 1);
+}
+
+int cmd_rb(struct cli *c, int argc, char **argv) {
+  return bucket_cmd(c, argc, argv, 0);
+}
+
+/* ---- stat --------------------------------------------------------------- */
+
+int cmd_stat(struct cli *c, int argc, char **argv) {
+  struct location loc;
+  int rc = one_s3_arg("stat", argc, argv, 1, &loc);
+  if (rc)
+    return rc;
+  if ((rc = cli_connect(c)) != 0) {
+    loc_free(&loc);
+    return rc;
+  }
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  if ((rc = cli_head(c, &loc, &info)) != 0) {
+    loc_free(&loc);
+    return rc;
+  }
+  char when[64];
+  if (c->json) {
+    fmt_iso_time(info.last_modified, when, sizeof when);
+    json_begin(stdout, "stat");
+    json_str(stdout, "target", loc.arg);
+    json_u64(stdout, "size", info.size);
+    json_str(stdout, "etag", info.etag);
+    json_str(stdout, "last_modified", info.last_modified ? when : "");
+    json_str(stdout, "content_type", info.content_type);
+    json_end(stdout);
+  } else {
+    if (info.last_modified)
+      fmt_local_time(info.last_modified, when, sizeof when);
+    else
+      snprintf(when, sizeof when, "%s", "unknown");
+    printf("Name:          %s\n"
+           "Size:          %" PRIu64 "\n"
+           "ETag:          %s\n"
+           "Last modified: %s\n"
+           "Content type:  %s\n",
+           loc.arg, info.size, info.etag, when,
+           *info.content_type ? info.content_type : "-");
+  }
+  loc_free(&loc);
+  return 0;
+}
