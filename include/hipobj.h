@@ -2,8 +2,9 @@
  * storage and host or GPU memory.
  *
  * Conventions (see docs/threading.md and docs/architecture.md):
- * - Every function returns an int status: HIPOBJ_OK (0) or an enum hipobj_status
- *   value. S3 error codes ("NoSuchKey", ...) are data in struct hipobj_error.
+ * - Every function returns an int status: HIPOBJ_OK (0) or an enum
+ * hipobj_status value. S3 error codes ("NoSuchKey", ...) are data in struct
+ * hipobj_error.
  * - Caller-owned option structs start with struct_size, set by their _INIT
  *   macro; zero/NULL fields mean "default". A NULL options pointer means all
  *   defaults.
@@ -29,7 +30,8 @@ extern "C" {
 #define HIPOBJ_API
 #endif
 
-/** Library version, as numbers and as one integer (major*10000+minor*100+patch). */
+/** Library version, as numbers and as one integer
+ * (major*10000+minor*100+patch). */
 #define HIPOBJ_VERSION_MAJOR 0
 #define HIPOBJ_VERSION_MINOR 1
 #define HIPOBJ_VERSION_PATCH 0
@@ -47,27 +49,39 @@ HIPOBJ_API const char *hipobj_version(void);
 /** Status codes. Values are stable and never renumbered; new ones are only
  *  appended. The S3 error code behind a failure is in struct hipobj_error. */
 enum hipobj_status {
-  HIPOBJ_OK = 0,                  /**< Success. */
-  HIPOBJ_E_INVALID_ARGUMENT = 1,  /**< A parameter is invalid (NULL, range, name). */
-  HIPOBJ_E_OUT_OF_MEMORY = 2,     /**< An allocation failed. */
-  HIPOBJ_E_CONFIG = 3,            /**< Configuration incomplete or invalid (no endpoint, no credentials, bad URL). */
-  HIPOBJ_E_CONNECT = 4,           /**< Could not resolve or connect to the endpoint. */
-  HIPOBJ_E_NETWORK = 5,           /**< Connection reset or send/receive failure during a request. */
-  HIPOBJ_E_TIMEOUT = 6,           /**< A connect or transfer timeout expired (also S3 RequestTimeout). */
-  HIPOBJ_E_TLS = 7,               /**< TLS handshake or certificate verification failed. */
-  HIPOBJ_E_PROTOCOL = 8,          /**< The server's answer is malformed: bad XML, wrong length, wrong Content-Range. */
-  HIPOBJ_E_NOT_FOUND = 9,         /**< 404: no such bucket, key or upload. */
-  HIPOBJ_E_ACCESS_DENIED = 10,    /**< 401/403: bad credentials, signature mismatch, access denied. */
-  HIPOBJ_E_PRECONDITION = 11,     /**< 412: If-Match / If-None-Match failed (the object changed). */
-  HIPOBJ_E_INVALID_RANGE = 12,    /**< 416: the requested range is not satisfiable. */
-  HIPOBJ_E_CLIENT_ERROR = 13,     /**< Any other 4xx answer from the server. */
-  HIPOBJ_E_SERVER_ERROR = 14,     /**< 5xx answer from the server. */
-  HIPOBJ_E_THROTTLED = 15,        /**< 503 SlowDown / 429: the server asks to slow down. */
-  HIPOBJ_E_BUFFER_TOO_SMALL = 16, /**< The destination is smaller than the data. */
-  HIPOBJ_E_IO = 17,               /**< A local I/O operation failed (errno in the error detail). */
-  HIPOBJ_E_CANCELLED = 18,        /**< The operation was cancelled. */
-  HIPOBJ_E_UNSUPPORTED = 19,      /**< Not supported by this build, this memory kind or this server. */
-  HIPOBJ_E_INTERNAL = 20,         /**< A bug in hipObject; please report it. */
+  HIPOBJ_OK = 0, /**< Success. */
+  HIPOBJ_E_INVALID_ARGUMENT =
+      1, /**< A parameter is invalid (NULL, range, name). */
+  HIPOBJ_E_OUT_OF_MEMORY = 2, /**< An allocation failed. */
+  HIPOBJ_E_CONFIG = 3, /**< Configuration incomplete or invalid (no endpoint, no
+                          credentials, bad URL). */
+  HIPOBJ_E_CONNECT = 4, /**< Could not resolve or connect to the endpoint. */
+  HIPOBJ_E_NETWORK =
+      5, /**< Connection reset or send/receive failure during a request. */
+  HIPOBJ_E_TIMEOUT =
+      6, /**< A connect or transfer timeout expired (also S3 RequestTimeout). */
+  HIPOBJ_E_TLS = 7, /**< TLS handshake or certificate verification failed. */
+  HIPOBJ_E_PROTOCOL = 8,  /**< The server's answer is malformed: bad XML, wrong
+                             length, wrong Content-Range. */
+  HIPOBJ_E_NOT_FOUND = 9, /**< 404: no such bucket, key or upload. */
+  HIPOBJ_E_ACCESS_DENIED =
+      10, /**< 401/403: bad credentials, signature mismatch, access denied. */
+  HIPOBJ_E_PRECONDITION =
+      11, /**< 412: If-Match / If-None-Match failed (the object changed). */
+  HIPOBJ_E_INVALID_RANGE =
+      12, /**< 416: the requested range is not satisfiable. */
+  HIPOBJ_E_CLIENT_ERROR = 13, /**< Any other 4xx answer from the server. */
+  HIPOBJ_E_SERVER_ERROR = 14, /**< 5xx answer from the server. */
+  HIPOBJ_E_THROTTLED =
+      15, /**< 503 SlowDown / 429: the server asks to slow down. */
+  HIPOBJ_E_BUFFER_TOO_SMALL =
+      16, /**< The destination is smaller than the data. */
+  HIPOBJ_E_IO =
+      17, /**< A local I/O operation failed (errno in the error detail). */
+  HIPOBJ_E_CANCELLED = 18, /**< The operation was cancelled. */
+  HIPOBJ_E_UNSUPPORTED =
+      19, /**< Not supported by this build, this memory kind or this server. */
+  HIPOBJ_E_INTERNAL = 20, /**< A bug in hipObject; please report it. */
 };
 
 /** A static, human-readable description of a status code. Never NULL. */
@@ -159,14 +173,16 @@ struct hipobj_client;
 
 /** URL style for bucket names. */
 enum hipobj_addressing {
-  HIPOBJ_ADDRESSING_AUTO = 0,    /**< Path style for a custom endpoint, virtual-hosted for AWS. */
+  HIPOBJ_ADDRESSING_AUTO =
+      0, /**< Path style for a custom endpoint, virtual-hosted for AWS. */
   HIPOBJ_ADDRESSING_PATH = 1,    /**< http://endpoint/bucket/key */
   HIPOBJ_ADDRESSING_VIRTUAL = 2, /**< http://bucket.endpoint/key */
 };
 
 /** Log levels for hipobj_client_config.log_level and HIPOBJ_LOG. */
 enum hipobj_log_level {
-  HIPOBJ_LOG_DEFAULT = 0, /**< Use HIPOBJ_LOG from the environment, else WARN. */
+  HIPOBJ_LOG_DEFAULT =
+      0, /**< Use HIPOBJ_LOG from the environment, else WARN. */
   HIPOBJ_LOG_ERROR = 1,
   HIPOBJ_LOG_WARN = 2,
   HIPOBJ_LOG_INFO = 3,
@@ -188,32 +204,43 @@ typedef void (*hipobj_log_fn)(void *user, enum hipobj_log_level level,
  *  AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and AWS_CONFIG_FILE
  *  (~/.aws/config). */
 struct hipobj_client_config {
-  size_t struct_size;            /**< sizeof(struct hipobj_client_config). */
-  const char *endpoint_url;      /**< e.g. "http://127.0.0.1:9000"; default AWS for the region. */
-  const char *region;            /**< Signing region; default "us-east-1". */
-  const char *access_key_id;     /**< Credentials; NULL: environment/profile. */
+  size_t struct_size;        /**< sizeof(struct hipobj_client_config). */
+  const char *endpoint_url;  /**< e.g. "http://127.0.0.1:9000"; default AWS for
+                                the region. */
+  const char *region;        /**< Signing region; default "us-east-1". */
+  const char *access_key_id; /**< Credentials; NULL: environment/profile. */
   const char *secret_access_key; /**< Never logged. */
   const char *session_token;     /**< Optional, sent as x-amz-security-token. */
-  const char *profile;           /**< Profile name in the AWS files; NULL: AWS_PROFILE or "default". */
-  int anonymous;                 /**< Non-zero: send unsigned requests, ignore credentials. */
+  const char *profile; /**< Profile name in the AWS files; NULL: AWS_PROFILE or
+                          "default". */
+  int anonymous; /**< Non-zero: send unsigned requests, ignore credentials. */
   enum hipobj_addressing addressing; /**< Default: AUTO. */
-  int tls_skip_verify;           /**< Non-zero disables TLS verification (default: verify). */
-  const char *ca_bundle;         /**< CA file; NULL: the system store. */
-  unsigned connect_timeout_ms;   /**< Default 10000. */
-  unsigned request_timeout_ms;   /**< Whole-request limit; 0: none (a stall detector still applies). */
-  unsigned stall_timeout_ms;     /**< Abort when no byte moves for this long; default 30000. */
-  unsigned max_attempts;         /**< Attempts per request incl. the first; default 4; 1 = no retry. */
-  unsigned retry_base_ms;        /**< First backoff step; default 100 (capped at 20 s, full jitter). */
-  unsigned max_connections;      /**< Concurrent connections to the endpoint; default 16. */
-  unsigned concurrency;          /**< Parallel parts per transfer; default 8. */
-  uint64_t part_size;            /**< Multipart part size; default 8 MiB. */
-  uint64_t multipart_threshold;  /**< PUT switches to multipart above this size; default part_size. */
-  int unsigned_payload;          /**< Non-zero: object payloads are sent as UNSIGNED-PAYLOAD instead of
-                                      being SHA-256 hashed and signed (saves CPU; integrity then
-                                      rests on TCP/TLS). Default: hash and sign. */
-  enum hipobj_log_level log_level; /**< Default: HIPOBJ_LOG env var, else WARN. */
-  hipobj_log_fn log_fn;          /**< Default: lines to stderr. */
-  void *log_user;                /**< Passed to log_fn. */
+  int tls_skip_verify;         /**< Non-zero disables TLS verification (default:
+                                  verify). */
+  const char *ca_bundle;       /**< CA file; NULL: the system store. */
+  unsigned connect_timeout_ms; /**< Default 10000. */
+  unsigned request_timeout_ms; /**< Whole-request limit; 0: none (a stall
+                                  detector still applies). */
+  unsigned stall_timeout_ms;   /**< Abort when no byte moves for this long;
+                                  default 30000. */
+  unsigned max_attempts; /**< Attempts per request incl. the first; default 4; 1
+                            = no retry. */
+  unsigned retry_base_ms; /**< First backoff step; default 100 (capped at 20 s,
+                             full jitter). */
+  unsigned max_connections;     /**< Concurrent connections to the endpoint;
+                                   default 16. */
+  unsigned concurrency;         /**< Parallel parts per transfer; default 8. */
+  uint64_t part_size;           /**< Multipart part size; default 8 MiB. */
+  uint64_t multipart_threshold; /**< PUT switches to multipart above this size;
+                                   default part_size. */
+  int unsigned_payload;         /**< Non-zero: object payloads are sent as
+                                   UNSIGNED-PAYLOAD instead of         being SHA-256 hashed and
+                                   signed (saves CPU; integrity then         rests on TCP/TLS).
+                                   Default: hash and sign. */
+  enum hipobj_log_level
+      log_level;        /**< Default: HIPOBJ_LOG env var, else WARN. */
+  hipobj_log_fn log_fn; /**< Default: lines to stderr. */
+  void *log_user;       /**< Passed to log_fn. */
 };
 
 /** Initialiser for struct hipobj_client_config. */
@@ -229,7 +256,8 @@ HIPOBJ_API int hipobj_client_create(const struct hipobj_client_config *cfg,
 /** Destroys a client. No call on it may be in progress. NULL is allowed. */
 HIPOBJ_API void hipobj_client_destroy(struct hipobj_client *client);
 /** The endpoint URL the client resolved (for display). */
-HIPOBJ_API const char *hipobj_client_endpoint(const struct hipobj_client *client);
+HIPOBJ_API const char *
+hipobj_client_endpoint(const struct hipobj_client *client);
 /** The region the client signs for. */
 HIPOBJ_API const char *hipobj_client_region(const struct hipobj_client *client);
 
@@ -239,14 +267,16 @@ HIPOBJ_API const char *hipobj_client_region(const struct hipobj_client *client);
 
 /** The path the payload took. */
 enum hipobj_data_path {
-  HIPOBJ_PATH_NONE = 0,        /**< No payload moved. */
-  HIPOBJ_PATH_HTTP = 1,        /**< HTTP body, host memory. */
-  HIPOBJ_PATH_HTTP_STAGED = 2, /**< HTTP body staged through pinned host memory (GPU). */
+  HIPOBJ_PATH_NONE = 0, /**< No payload moved. */
+  HIPOBJ_PATH_HTTP = 1, /**< HTTP body, host memory. */
+  HIPOBJ_PATH_HTTP_STAGED =
+      2, /**< HTTP body staged through pinned host memory (GPU). */
   HIPOBJ_PATH_RDMA_DIRECT = 3, /**< RDMA straight into/out of the buffer. */
   HIPOBJ_PATH_RDMA_STAGED = 4, /**< RDMA through pinned host memory (GPU). */
 };
 
-/** Name of a data path: "none", "http", "http-staged", "rdma-direct", "rdma-staged". */
+/** Name of a data path: "none", "http", "http-staged", "rdma-direct",
+ * "rdma-staged". */
 HIPOBJ_API const char *hipobj_data_path_name(enum hipobj_data_path path);
 
 #define HIPOBJ_ETAG_MAX 128
@@ -255,16 +285,17 @@ HIPOBJ_API const char *hipobj_data_path_name(enum hipobj_data_path path);
 /** Filled in by data transfers (GET, PUT, UploadPart). Initialise with
  *  HIPOBJ_XFER_RESULT_INIT; partially filled also on failure. */
 struct hipobj_xfer_result {
-  size_t struct_size;             /**< sizeof(struct hipobj_xfer_result). */
-  uint64_t bytes;                 /**< Payload bytes moved (GET: written to dst). */
-  uint64_t object_size;           /**< Whole object size when known (GET), else 0. */
-  uint64_t rdma_bytes;            /**< Of `bytes`, how many went by RDMA. */
-  unsigned retries;               /**< Requests repeated after a retryable failure. */
-  unsigned parts;                 /**< Multipart parts (0 for a single request). */
-  enum hipobj_data_path path;     /**< Data path used. */
-  double seconds;                 /**< Wall time of the call. */
-  char etag[HIPOBJ_ETAG_MAX];     /**< ETag of the object / part, quotes kept. */
-  char upload_id[HIPOBJ_UPLOAD_ID_MAX]; /**< Multipart upload id kept on failure (keep_failed_upload). */
+  size_t struct_size;   /**< sizeof(struct hipobj_xfer_result). */
+  uint64_t bytes;       /**< Payload bytes moved (GET: written to dst). */
+  uint64_t object_size; /**< Whole object size when known (GET), else 0. */
+  uint64_t rdma_bytes;  /**< Of `bytes`, how many went by RDMA. */
+  unsigned retries;     /**< Requests repeated after a retryable failure. */
+  unsigned parts;       /**< Multipart parts (0 for a single request). */
+  enum hipobj_data_path path; /**< Data path used. */
+  double seconds;             /**< Wall time of the call. */
+  char etag[HIPOBJ_ETAG_MAX]; /**< ETag of the object / part, quotes kept. */
+  char upload_id[HIPOBJ_UPLOAD_ID_MAX]; /**< Multipart upload id kept on failure
+                                           (keep_failed_upload). */
 };
 
 /** Initialiser for struct hipobj_xfer_result. */
@@ -277,13 +308,15 @@ struct hipobj_xfer_result {
 
 /** Options of hipobj_s3_get(). */
 struct hipobj_get_opts {
-  size_t struct_size;    /**< sizeof(struct hipobj_get_opts). */
-  int has_range;         /**< Non-zero: read [offset, offset+length). */
-  uint64_t offset;       /**< First byte of the range. */
-  uint64_t length;       /**< Range length; 0 with has_range means "to the end". */
-  const char *if_match;  /**< Fail with HIPOBJ_E_PRECONDITION unless the ETag matches. */
+  size_t struct_size; /**< sizeof(struct hipobj_get_opts). */
+  int has_range;      /**< Non-zero: read [offset, offset+length). */
+  uint64_t offset;    /**< First byte of the range. */
+  uint64_t length;    /**< Range length; 0 with has_range means "to the end". */
+  const char *
+      if_match; /**< Fail with HIPOBJ_E_PRECONDITION unless the ETag matches. */
 };
-#define HIPOBJ_GET_OPTS_INIT { .struct_size = sizeof(struct hipobj_get_opts) }
+#define HIPOBJ_GET_OPTS_INIT                                                   \
+  { .struct_size = sizeof(struct hipobj_get_opts) }
 
 /** Reads an object, or a byte range of it, into dst. The bytes land directly
  *  in dst->ptr. The call fails with HIPOBJ_E_BUFFER_TOO_SMALL (writing
@@ -297,11 +330,11 @@ HIPOBJ_API int hipobj_s3_get(struct hipobj_client *client, const char *bucket,
 
 /** Object metadata returned by hipobj_s3_head(). */
 struct hipobj_object_info {
-  size_t struct_size;          /**< sizeof(struct hipobj_object_info). */
-  uint64_t size;               /**< Content length in bytes. */
-  int64_t last_modified;       /**< Unix time (seconds), 0 when unknown. */
-  char etag[HIPOBJ_ETAG_MAX];  /**< Quoted ETag as the server sent it. */
-  char content_type[256];      /**< Content-Type, "" when absent. */
+  size_t struct_size;         /**< sizeof(struct hipobj_object_info). */
+  uint64_t size;              /**< Content length in bytes. */
+  int64_t last_modified;      /**< Unix time (seconds), 0 when unknown. */
+  char etag[HIPOBJ_ETAG_MAX]; /**< Quoted ETag as the server sent it. */
+  char content_type[256];     /**< Content-Type, "" when absent. */
 };
 #define HIPOBJ_OBJECT_INFO_INIT                                                \
   { .struct_size = sizeof(struct hipobj_object_info) }
@@ -318,10 +351,12 @@ struct hipobj_put_opts {
   uint64_t part_size;           /**< 0: the client's part size. */
   uint64_t multipart_threshold; /**< 0: the client's threshold. */
   unsigned concurrency;         /**< 0: the client's concurrency. */
-  int keep_failed_upload;       /**< Non-zero: do not abort a failed multipart upload;
-                                     its id is returned in res->upload_id for resuming. */
+  int keep_failed_upload; /**< Non-zero: do not abort a failed multipart upload;
+                               its id is returned in res->upload_id for
+                             resuming. */
 };
-#define HIPOBJ_PUT_OPTS_INIT { .struct_size = sizeof(struct hipobj_put_opts) }
+#define HIPOBJ_PUT_OPTS_INIT                                                   \
+  { .struct_size = sizeof(struct hipobj_put_opts) }
 
 /** Writes src as an object. Objects larger than the multipart threshold are
  *  uploaded in parts (CreateMultipartUpload, UploadPart..., Complete); a
@@ -353,14 +388,15 @@ HIPOBJ_API int hipobj_s3_delete_bucket(struct hipobj_client *client,
 
 /** Options of hipobj_s3_list(). */
 struct hipobj_list_opts {
-  size_t struct_size;             /**< sizeof(struct hipobj_list_opts). */
-  const char *prefix;             /**< Only keys starting with this. */
-  const char *delimiter;          /**< Group keys into common prefixes (e.g. "/"). */
+  size_t struct_size;    /**< sizeof(struct hipobj_list_opts). */
+  const char *prefix;    /**< Only keys starting with this. */
+  const char *delimiter; /**< Group keys into common prefixes (e.g. "/"). */
   const char *continuation_token; /**< From hipobj_list_page_next_token(). */
   const char *start_after;        /**< List keys after this one. */
   unsigned max_keys;              /**< Page size; 0: server default (1000). */
 };
-#define HIPOBJ_LIST_OPTS_INIT { .struct_size = sizeof(struct hipobj_list_opts) }
+#define HIPOBJ_LIST_OPTS_INIT                                                  \
+  { .struct_size = sizeof(struct hipobj_list_opts) }
 
 /** One page of a ListObjectsV2 answer. */
 struct hipobj_list_page;
@@ -375,19 +411,26 @@ HIPOBJ_API void hipobj_list_page_free(struct hipobj_list_page *page);
 /** Number of objects in the page. */
 HIPOBJ_API size_t hipobj_list_page_count(const struct hipobj_list_page *page);
 /** Key of object i (valid while the page lives). */
-HIPOBJ_API const char *hipobj_list_page_key(const struct hipobj_list_page *page, size_t i);
+HIPOBJ_API const char *hipobj_list_page_key(const struct hipobj_list_page *page,
+                                            size_t i);
 /** Size of object i. */
-HIPOBJ_API uint64_t hipobj_list_page_size(const struct hipobj_list_page *page, size_t i);
+HIPOBJ_API uint64_t hipobj_list_page_size(const struct hipobj_list_page *page,
+                                          size_t i);
 /** ETag of object i. */
-HIPOBJ_API const char *hipobj_list_page_etag(const struct hipobj_list_page *page, size_t i);
+HIPOBJ_API const char *
+hipobj_list_page_etag(const struct hipobj_list_page *page, size_t i);
 /** Last-modified of object i, Unix time. */
-HIPOBJ_API int64_t hipobj_list_page_mtime(const struct hipobj_list_page *page, size_t i);
+HIPOBJ_API int64_t hipobj_list_page_mtime(const struct hipobj_list_page *page,
+                                          size_t i);
 /** Number of common prefixes (with a delimiter). */
-HIPOBJ_API size_t hipobj_list_page_prefix_count(const struct hipobj_list_page *page);
+HIPOBJ_API size_t
+hipobj_list_page_prefix_count(const struct hipobj_list_page *page);
 /** Common prefix i. */
-HIPOBJ_API const char *hipobj_list_page_prefix(const struct hipobj_list_page *page, size_t i);
+HIPOBJ_API const char *
+hipobj_list_page_prefix(const struct hipobj_list_page *page, size_t i);
 /** Continuation token for the next page, NULL when this is the last page. */
-HIPOBJ_API const char *hipobj_list_page_next_token(const struct hipobj_list_page *page);
+HIPOBJ_API const char *
+hipobj_list_page_next_token(const struct hipobj_list_page *page);
 
 /* ------------------------------------------------------------------------ */
 /* Multipart uploads, step by step                                          */

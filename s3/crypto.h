@@ -12,7 +12,8 @@
 /* Lowercase hex of `len` bytes into out (2*len+1 bytes). */
 void s3_hex(const uint8_t *in, size_t len, char *out);
 void s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]);
-void s3_sha256_hex(const void *data, size_t len, char out[S3_SHA256_HEX_LEN + 1]);
+void s3_sha256_hex(const void *data, size_t len,
+                   char out[S3_SHA256_HEX_LEN + 1]);
 void s3_hmac_sha256(const void *key, size_t keylen, const void *data,
                     size_t len, uint8_t out[S3_SHA256_LEN]);
 void s3_md5(const void *data, size_t len, uint8_t out[16]);

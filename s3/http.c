@@ -44,7 +44,9 @@ static uint64_t mono_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-const char *s3_http_version(void) { return curl_version(); }
+const char *s3_http_version(void) {
+  return curl_version();
+}
 
 int s3_global_init(void) {
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)

@@ -36,8 +36,8 @@ typedef int (*s3_sink_fn)(void *ctx, const char *data, size_t n);
 typedef size_t (*s3_source_fn)(void *ctx, char *buf, size_t n);
 
 struct s3_http_resp {
-  long status;         /* 0 when no answer */
-  int transport_code;  /* CURLcode, 0 on success */
+  long status;        /* 0 when no answer */
+  int transport_code; /* CURLcode, 0 on success */
   char transport_msg[256];
   int64_t content_length; /* -1 when absent */
   char content_range[128];
@@ -45,9 +45,9 @@ struct s3_http_resp {
   char last_modified[64];
   char content_type[256];
   char request_id[128];
-  int aborted_by_sink;     /* the sink returned -1 */
-  uint64_t body_bytes;     /* bytes passed to the sink / stored in body */
-  struct hbuf body;        /* non-2xx bodies, and 2xx bodies without sink */
+  int aborted_by_sink;       /* the sink returned -1 */
+  uint64_t body_bytes;       /* bytes passed to the sink / stored in body */
+  struct hbuf body;          /* non-2xx bodies, and 2xx bodies without sink */
   struct hbuf extra_headers; /* "name: value\n" lines of x-amz-* answers */
 };
 
@@ -60,16 +60,16 @@ struct s3_http_xfer {
   const char *url;
   char *const *header_lines;
   size_t n_header_lines;
-  int no_body_expected;  /* HEAD */
-  const char *body;      /* in-memory request body, or */
-  s3_source_fn source;   /* streamed request body */
+  int no_body_expected; /* HEAD */
+  const char *body;     /* in-memory request body, or */
+  s3_source_fn source;  /* streamed request body */
   void *source_ctx;
-  uint64_t body_len;     /* request body length (either form) */
-  int send_body;         /* a body (possibly empty) is sent */
-  s3_sink_fn sink;       /* 2xx response body; NULL: resp.body */
+  uint64_t body_len; /* request body length (either form) */
+  int send_body;     /* a body (possibly empty) is sent */
+  s3_sink_fn sink;   /* 2xx response body; NULL: resp.body */
   void *sink_ctx;
-  size_t body_limit;     /* cap of resp.body; 0: 1 MiB */
-  s3_done_fn done;       /* called on the worker thread */
+  size_t body_limit; /* cap of resp.body; 0: 1 MiB */
+  s3_done_fn done;   /* called on the worker thread */
   void *done_ctx;
   /* result */
   struct s3_http_resp resp;

@@ -155,7 +155,8 @@ int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
   hdrs[n++] = (struct s3_header){"x-amz-date", amz_date};
   hdrs[n++] = (struct s3_header){"x-amz-content-sha256", payload};
   if (!creds->anonymous && creds->session_token && *creds->session_token)
-    hdrs[n++] = (struct s3_header){"x-amz-security-token", creds->session_token};
+    hdrs[n++] =
+        (struct s3_header){"x-amz-security-token", creds->session_token};
   for (size_t i = 0; i < r->n_headers; i++)
     hdrs[n++] = r->headers[i];
 

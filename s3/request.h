@@ -37,8 +37,8 @@ struct s3_creds {
 
 struct s3_request {
   const char *method;
-  const char *bucket; /* NULL: service-level request (ListBuckets) */
-  const char *key;    /* NULL: bucket-level request */
+  const char *bucket;        /* NULL: service-level request (ListBuckets) */
+  const char *key;           /* NULL: bucket-level request */
   const char *path_override; /* raw canonical path (e.g. "/.hipobj-rc/prepare"),
                                 used instead of bucket/key when set */
   struct s3_param params[S3_MAX_PARAMS];
@@ -52,7 +52,8 @@ struct s3_request {
 
 /* Adds a header / query parameter (pointers are borrowed). Return -1 when
  * the fixed table is full. */
-int s3_request_header(struct s3_request *r, const char *name, const char *value);
+int s3_request_header(struct s3_request *r, const char *name,
+                      const char *value);
 int s3_request_param(struct s3_request *r, const char *name, const char *value);
 
 /* What goes on the wire. */

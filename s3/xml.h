@@ -29,9 +29,9 @@ int s3_xml_parse_initiate(const char *xml, size_t len, char **upload_id,
 
 struct s3_part {
   unsigned number;
-  uint64_t size;    /* 0 when not known (building the Complete body) */
-  char etag[128];   /* quoted, as S3 returns it */
-  int64_t mtime;    /* unix time, 0 when absent */
+  uint64_t size;  /* 0 when not known (building the Complete body) */
+  char etag[128]; /* quoted, as S3 returns it */
+  int64_t mtime;  /* unix time, 0 when absent */
 };
 
 /* Appends <CompleteMultipartUpload><Part><PartNumber/><ETag/></Part>...

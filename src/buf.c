@@ -43,7 +43,9 @@ int hbuf_puts(struct hbuf *b, const char *s) {
   return hbuf_append(b, s, strlen(s));
 }
 
-int hbuf_putc(struct hbuf *b, char c) { return hbuf_append(b, &c, 1); }
+int hbuf_putc(struct hbuf *b, char c) {
+  return hbuf_append(b, &c, 1);
+}
 
 int hbuf_vprintf(struct hbuf *b, const char *fmt, va_list ap) {
   va_list ap2;
@@ -92,4 +94,6 @@ char *hbuf_steal(struct hbuf *b) {
   return s;
 }
 
-const char *hbuf_str(const struct hbuf *b) { return b->data ? b->data : ""; }
+const char *hbuf_str(const struct hbuf *b) {
+  return b->data ? b->data : "";
+}

@@ -15,7 +15,8 @@ struct hbuf {
   int oom;
 };
 
-#define HBUF_INIT {NULL, 0, 0, 0}
+#define HBUF_INIT                                                              \
+  { NULL, 0, 0, 0 }
 
 int hbuf_reserve(struct hbuf *b, size_t extra);
 int hbuf_append(struct hbuf *b, const void *data, size_t len);

@@ -12,9 +12,9 @@
 #include "log.h"
 
 struct hipobj_client {
-  struct hcfg cfg;        /* immutable after create */
-  struct s3_endpoint ep;  /* immutable after create */
-  struct s3_http *http;   /* thread-safe submission */
+  struct hcfg cfg;       /* immutable after create */
+  struct s3_endpoint ep; /* immutable after create */
+  struct s3_http *http;  /* thread-safe submission */
   struct hlog log;
 };
 
@@ -30,21 +30,21 @@ enum {
  * hreq_submit() (completion through `done` on the engine thread). */
 struct hreq {
   struct hipobj_client *client;
-  char op_name[64];        /* "GetObject", "UploadPart #3" */
-  struct s3_request req;   /* method, bucket, key, params, extra headers */
-  const char *body;        /* request body (borrowed), or NULL */
+  char op_name[64];      /* "GetObject", "UploadPart #3" */
+  struct s3_request req; /* method, bucket, key, params, extra headers */
+  const char *body;      /* request body (borrowed), or NULL */
   uint64_t body_len;
-  int send_body;           /* send a body, even an empty one */
-  int sign_payload;        /* HREQ_SIGN_*: hash the body into x-amz-content-sha256 */
-  int head;                /* HEAD: no response body */
-  s3_sink_fn sink;         /* 2xx body; NULL: kept in resp.body */
+  int send_body;    /* send a body, even an empty one */
+  int sign_payload; /* HREQ_SIGN_*: hash the body into x-amz-content-sha256 */
+  int head;         /* HEAD: no response body */
+  s3_sink_fn sink;  /* 2xx body; NULL: kept in resp.body */
   void *sink_ctx;
   /* Called before every attempt (rewind the sink). Non-zero aborts. */
   int (*before_attempt)(struct hreq *r);
   /* Called after a 2xx answer to validate it; returns a status and may fill
    * err. A retryable status leads to another attempt. */
   int (*check)(struct hreq *r, struct hipobj_error *err);
-  size_t body_limit;       /* cap of an in-memory 2xx body; 0: 1 MiB */
+  size_t body_limit; /* cap of an in-memory 2xx body; 0: 1 MiB */
   void (*done)(struct hreq *r, void *ctx);
   void *done_ctx;
   /* set by a sink that aborted the transfer: the status and reason */
@@ -82,7 +82,7 @@ int hcheck_mem(const char *op, const struct hipobj_mem *m,
 double hnow_seconds(void);
 
 /* A struct of the caller's is usable when it is large enough for `field`. */
-#define HAS_FIELD(p, type, field)                                             \
+#define HAS_FIELD(p, type, field)                                              \
   ((p) && (p)->struct_size >= offsetof(type, field) + sizeof((p)->field))
 
 #endif

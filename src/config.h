@@ -29,7 +29,8 @@ struct hcfg {
   uint64_t part_size;
   uint64_t multipart_threshold;
   int unsigned_payload;
-  const char *creds_source; /* static text: "config", "environment", "profile" */
+  const char
+      *creds_source; /* static text: "config", "environment", "profile" */
 };
 
 /* Fills out from cfg (may be NULL), then the environment and AWS files.

@@ -19,8 +19,8 @@ struct hipobj_error {
 };
 
 /* All setters accept err == NULL and return `status` so they can end a call:
- *   return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject", "bucket is empty");
- * The one-line message is built as "<operation>: <text>". */
+ *   return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject", "bucket is
+ * empty"); The one-line message is built as "<operation>: <text>". */
 int herr_set(struct hipobj_error *err, int status, const char *operation,
              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* An S3 error answer: message "<op>: <Code> (<http>): <Message>". */

@@ -15,8 +15,8 @@ struct hlog {
  * ("error", "warn", "info", "debug", "none"). */
 void hlog_init(struct hlog *log, enum hipobj_log_level level, hipobj_log_fn fn,
                void *user);
-void hlog(const struct hlog *log, enum hipobj_log_level level,
-          const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void hlog(const struct hlog *log, enum hipobj_log_level level, const char *fmt,
+          ...) __attribute__((format(printf, 3, 4)));
 
 #define HLOG_ERR(l, ...) hlog((l), HIPOBJ_LOG_ERROR, __VA_ARGS__)
 #define HLOG_WARN(l, ...) hlog((l), HIPOBJ_LOG_WARN, __VA_ARGS__)

@@ -154,8 +154,8 @@ static void on_done(struct s3_http_xfer *x, void *ctx) {
   classify(r);
   HLOG_DBG(&c->log, "%s: %s %s -> %ld, %llu body bytes%s%s", r->op_name,
            r->req.method, r->req.key ? r->req.key : "", x->resp.status,
-           (unsigned long long)x->resp.body_bytes,
-           r->status ? ": " : "", r->status ? r->err.message : "");
+           (unsigned long long)x->resp.body_bytes, r->status ? ": " : "",
+           r->status ? r->err.message : "");
   if (r->status != HIPOBJ_OK && hipobj_status_is_retryable(r->status) &&
       r->attempt < c->cfg.max_attempts) {
     unsigned delay = backoff_ms(&c->cfg, r->attempt);

@@ -15,7 +15,9 @@ size_t hstrlcpy(char *dst, const char *src, size_t dstsz) {
   return n;
 }
 
-char *hstrdup(const char *s) { return s ? strdup(s) : NULL; }
+char *hstrdup(const char *s) {
+  return s ? strdup(s) : NULL;
+}
 
 char *hstrndup(const char *s, size_t n) {
   char *p = malloc(n + 1);
@@ -26,7 +28,9 @@ char *hstrndup(const char *s, size_t n) {
   return p;
 }
 
-int hstrcaseeq(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+int hstrcaseeq(const char *a, const char *b) {
+  return strcasecmp(a, b) == 0;
+}
 
 int hstrncaseeq(const char *a, const char *b, size_t n) {
   return strncasecmp(a, b, n) == 0;

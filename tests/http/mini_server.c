@@ -109,8 +109,7 @@ static void *serve(void *arg) {
       if (!r->raw) {
         const char *b = r->body ? r->body : "";
         if (asprintf(&built, "HTTP/1.1 %s\r\n%sContent-Length: %zu\r\n\r\n%s",
-                     r->status, r->headers ? r->headers : "", strlen(b),
-                     b) < 0)
+                     r->status, r->headers ? r->headers : "", strlen(b), b) < 0)
           abort();
       }
       const char *p = r->raw ? r->raw : built;
@@ -153,7 +152,9 @@ struct mini_server *mini_start(const struct mini_reply *script, size_t n) {
   return s;
 }
 
-const char *mini_url(const struct mini_server *s) { return s->url; }
+const char *mini_url(const struct mini_server *s) {
+  return s->url;
+}
 
 void mini_stop(struct mini_server *s) {
   if (write(s->stop_pipe[1], "x", 1) != 1)

@@ -39,8 +39,12 @@ static void stop(void) {
   hipobj_error_free(err);
 }
 
-static void init(void) { hipobj_global_init(); }
-static void fini(void) { hipobj_global_cleanup(); }
+static void init(void) {
+  hipobj_global_init();
+}
+static void fini(void) {
+  hipobj_global_cleanup();
+}
 
 TestSuite(engine, .init = init, .fini = fini, .timeout = 60);
 
@@ -115,8 +119,7 @@ Test(engine, not_found_and_auth_errors_are_not_retried) {
 
 Test(engine, short_body_is_an_error_never_success) {
   static const struct mini_reply script[] = {
-      {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly-twenty-bytes...",
-       1},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly-twenty-bytes...", 1},
       {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nagain short", 1},
   };
   start(script, 2, 2);
@@ -138,8 +141,7 @@ Test(engine, body_larger_than_buffer_fails_before_writing) {
   char buf[8] = "XXXXXXX";
   struct hipobj_mem dst = hipobj_mem_host(buf, 4);
   int rc = hipobj_s3_get(cli, "bkt", "k", &dst, NULL, NULL, err);
-  cr_assert_eq(rc, HIPOBJ_E_BUFFER_TOO_SMALL, "%s",
-               hipobj_error_message(err));
+  cr_assert_eq(rc, HIPOBJ_E_BUFFER_TOO_SMALL, "%s", hipobj_error_message(err));
   cr_assert_str_eq(buf, "XXXXXXX", "nothing written");
   cr_assert_eq(mini_count(srv), 1, "not retried");
   stop();
@@ -172,8 +174,8 @@ Test(engine, range_answer_must_match_request) {
   cr_assert_eq(hipobj_s3_get(cli, "bkt", "k", &dst, &o, &res, err),
                HIPOBJ_E_PROTOCOL);
   cr_assert(strstr(hipobj_error_message(err), "ignored the Range"));
-  cr_assert_eq(hipobj_s3_get(cli, "bkt", "k", &dst, &o, &res, err),
-               HIPOBJ_OK, "%s", hipobj_error_message(err));
+  cr_assert_eq(hipobj_s3_get(cli, "bkt", "k", &dst, &o, &res, err), HIPOBJ_OK,
+               "%s", hipobj_error_message(err));
   cr_assert_eq(res.bytes, 4);
   cr_assert_eq(res.object_size, 100);
   cr_assert_str_eq(mini_request_header(srv, 2, "range"), "bytes=10-13");
@@ -234,7 +236,8 @@ Test(engine, failed_part_aborts_the_upload) {
   cr_assert_str_eq(mini_request_line(srv, 0), "POST /bkt/k?uploads=");
   cr_assert_str_eq(mini_request_line(srv, 1),
                    "PUT /bkt/k?partNumber=1&uploadId=UPLOAD-1");
-  cr_assert_str_eq(mini_request_line(srv, 3), "DELETE /bkt/k?uploadId=UPLOAD-1");
+  cr_assert_str_eq(mini_request_line(srv, 3),
+                   "DELETE /bkt/k?uploadId=UPLOAD-1");
   cr_assert_str_eq(res.upload_id, "");
   free(data);
   stop();
@@ -288,7 +291,8 @@ Test(engine, complete_with_error_inside_200) {
   cr_assert_eq(hipobj_error_http_status(err), 200);
   cr_assert_eq(res.bytes, 0);
   cr_assert_eq(mini_count(srv), 6, "Complete retried once, then aborted");
-  cr_assert_str_eq(mini_request_line(srv, 5), "DELETE /bkt/k?uploadId=UPLOAD-1");
+  cr_assert_str_eq(mini_request_line(srv, 5),
+                   "DELETE /bkt/k?uploadId=UPLOAD-1");
   free(data);
   stop();
 }

@@ -30,8 +30,7 @@ Test(status, http_and_code_mapping) {
   cr_assert_eq(herr_status_from_http(403, "SignatureDoesNotMatch"),
                HIPOBJ_E_ACCESS_DENIED);
   cr_assert_eq(herr_status_from_http(503, "SlowDown"), HIPOBJ_E_THROTTLED);
-  cr_assert_eq(herr_status_from_http(400, "RequestTimeout"),
-               HIPOBJ_E_TIMEOUT);
+  cr_assert_eq(herr_status_from_http(400, "RequestTimeout"), HIPOBJ_E_TIMEOUT);
   cr_assert_eq(herr_status_from_http(500, ""), HIPOBJ_E_SERVER_ERROR);
   cr_assert_eq(herr_status_from_http(412, NULL), HIPOBJ_E_PRECONDITION);
   cr_assert_eq(herr_status_from_http(416, "InvalidRange"),

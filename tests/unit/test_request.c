@@ -27,8 +27,8 @@ Test(endpoint, parses_scheme_host_port_and_path) {
   cr_assert_str_eq(ep.base_path, "");
   cr_assert_eq(ep.virtual_hosted, 0, "custom endpoints default to path style");
   s3_endpoint_free(&ep);
-  cr_assert_eq(s3_endpoint_parse("HTTPS://s3.eu-west-1.amazonaws.com/base//",
-                                 0, &ep, &why),
+  cr_assert_eq(s3_endpoint_parse("HTTPS://s3.eu-west-1.amazonaws.com/base//", 0,
+                                 &ep, &why),
                0);
   cr_assert_str_eq(ep.scheme, "https");
   cr_assert_str_eq(ep.base_path, "/base");
@@ -41,8 +41,8 @@ Test(endpoint, parses_scheme_host_port_and_path) {
 }
 
 Test(endpoint, rejects_bad_urls_with_a_reason) {
-  const char *bad[] = {"", "ftp://x", "127.0.0.1:9000", "http://",
-                       "http://user@host/", "http://h/?q=1"};
+  const char *bad[] = {"",        "ftp://x",           "127.0.0.1:9000",
+                       "http://", "http://user@host/", "http://h/?q=1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct s3_endpoint ep;
     struct hbuf why = HBUF_INIT;
@@ -57,16 +57,16 @@ static void sign(const char *endpoint, int addressing, struct s3_request *r,
   struct s3_endpoint ep;
   struct hbuf why = HBUF_INIT;
   cr_assert_eq(s3_endpoint_parse(endpoint, addressing, &ep, &why), 0);
-  cr_assert_eq(s3_request_sign(r, &ep, c, "us-east-1", AWS_EXAMPLE_TIME, out,
-                               &why),
-               0, "%s", hbuf_str(&why));
+  cr_assert_eq(
+      s3_request_sign(r, &ep, c, "us-east-1", AWS_EXAMPLE_TIME, out, &why), 0,
+      "%s", hbuf_str(&why));
   s3_endpoint_free(&ep);
   hbuf_free(&why);
 }
 
 Test(request, aws_get_object_example_end_to_end) {
-  struct s3_request r = {.method = "GET", .bucket = "examplebucket",
-                         .key = "test.txt"};
+  struct s3_request r = {
+      .method = "GET", .bucket = "examplebucket", .key = "test.txt"};
   s3_request_header(&r, "Range", "bytes=0-9");
   r.payload_hash = S3_EMPTY_SHA256;
   struct s3_creds c = {"AKIAIOSFODNN7EXAMPLE",
@@ -90,8 +90,8 @@ Test(request, aws_get_object_example_end_to_end) {
 }
 
 Test(request, path_style_keys_are_encoded_once_and_not_normalised) {
-  struct s3_request r = {.method = "GET", .bucket = "bkt",
-                         .key = "dir/a b+c%~=&\xc3\xbc/../x//y"};
+  struct s3_request r = {
+      .method = "GET", .bucket = "bkt", .key = "dir/a b+c%~=&\xc3\xbc/../x//y"};
   struct s3_creds c = {"AK", "SK", NULL, 0};
   struct s3_signed s;
   sign("http://127.0.0.1:9000/prefix", 0, &r, &c, &s);

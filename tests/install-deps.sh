@@ -1,0 +1,34 @@
+#!/bin/bash
+# Installs everything needed to build and test hipObject on a fresh Debian 12
+# (compilers and libraries, Criterion, Ceph RGW and the AWS CLI for the
+# integration tests, valgrind and clang-format). Idempotent.
+set -euo pipefail
+
+packages=(
+  # build
+  meson ninja-build pkg-config gcc
+  libcurl4-openssl-dev libssl-dev libxml2-dev
+  libibverbs-dev librdmacm-dev rdma-core
+  # tests
+  libcriterion-dev libmicrohttpd-dev curl
+  radosgw ceph-mon ceph-osd awscli s3cmd
+  valgrind clang-format
+)
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps.sh: need root or sudo to run apt-get" >&2
+  exit 1
+fi
+
+apt_opts=(-y -q -o DPkg::Lock::Timeout=600 --no-install-recommends)
+echo "install-deps.sh: apt-get update"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get -q -o DPkg::Lock::Timeout=600 update
+echo "install-deps.sh: apt-get install ${packages[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get "${apt_opts[@]}" install "${packages[@]}"
+echo "install-deps.sh: done"

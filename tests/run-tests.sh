@@ -1,0 +1,129 @@
+#!/bin/bash
+# The project's one test command: checks formatting, builds `build` (normal)
+# and `build-asan` (ASan + UBSan), runs every meson suite in both, and ends
+# with one line "N passed, N failed, N skipped" over everything. Exits
+# non-zero when anything failed (a test, a build, or the format check).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+start=$SECONDS
+passed=0
+failed=0
+skipped=0
+
+section() { printf '\n===== %s\n' "$*"; }
+
+# Adds one build's results from meson's testlog.json (one JSON object per
+# line) to the totals; python3 is there because meson needs it. Criterion
+# runs each test in a child and ignores how that child exits, so a leak that
+# LeakSanitizer reports at exit would pass: a sanitizer report anywhere in a
+# passing test's output counts as a failure.
+count_results() {
+  local log=$1 counts
+  if [ ! -f "$log" ]; then
+    echo "run-tests.sh: no $log: counting the run as one failure" >&2
+    failed=$((failed + 1))
+    return
+  fi
+  counts=$(
+    python3 - "$log" <<'PY'
+import json, sys
+markers = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer",
+           "runtime error:", "WARNING: ThreadSanitizer")
+ok = bad = skip = 0
+with open(sys.argv[1]) as f:
+    for line in f:
+        if not line.strip():
+            continue
+        t = json.loads(line)
+        r = t.get("result", "")
+        out = (t.get("stdout") or "") + (t.get("stderr") or "")
+        if r in ("OK", "EXPECTEDFAIL") and any(m in out for m in markers):
+            print(f"run-tests.sh: {t.get('name')}: passed but its output "
+                  f"has a sanitizer report (see {sys.argv[1][:-4]}txt): "
+                  "counted as failed", file=sys.stderr)
+            r = "FAIL"
+        if r in ("OK", "EXPECTEDFAIL"):
+            ok += 1
+        elif r == "SKIP":
+            skip += 1
+        else:
+            bad += 1
+print(ok, bad, skip)
+PY
+  ) || counts="0 1 0"
+  local p f s
+  read -r p f s <<<"$counts"
+  passed=$((passed + p))
+  failed=$((failed + f))
+  skipped=$((skipped + s))
+}
+
+check_format() {
+  section "format (clang-format --dry-run --Werror)"
+  if ! command -v clang-format >/dev/null 2>&1; then
+    echo "clang-format not installed: format check skipped"
+    skipped=$((skipped + 1))
+    return
+  fi
+  local files=()
+  mapfile -t files < <({
+    find include src s3 rdma examples -type f -name '*.[ch]' 2>/dev/null
+    find tests -type f -name '*.c'
+  } | sort)
+  # One line per badly formatted file: the per-line diagnostics of a whole
+  # unformatted header would drown the test output.
+  local f bad=()
+  for f in "${files[@]}"; do
+    clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+  done
+  if [ ${#bad[@]} -eq 0 ]; then
+    echo "format: ${#files[@]} files OK"
+    passed=$((passed + 1))
+  else
+    printf 'format: not clang-formatted: %s\n' "${bad[@]}"
+    echo "format: FAILED for ${#bad[@]} of ${#files[@]} files" \
+      "(see: clang-format --dry-run FILE; fix: clang-format -i FILE)"
+    failed=$((failed + 1))
+  fi
+}
+
+# setup_and_test NAME [meson setup options...]
+setup_and_test() {
+  local dir=$1 rc=0
+  shift
+  section "$dir: configure and build"
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" "$@" || rc=$?
+  else
+    meson setup "$dir" "$@" || rc=$?
+  fi
+  if [ $rc -eq 0 ]; then
+    ninja -C "$dir" || rc=$?
+  fi
+  if [ $rc -ne 0 ]; then
+    echo "run-tests.sh: $dir: configure/build FAILED (status $rc)"
+    failed=$((failed + 1))
+    return
+  fi
+  section "$dir: meson test"
+  rm -f "$dir/meson-logs/testlog.json"
+  local mult=1
+  [ "$dir" = build-asan ] && mult=2
+  meson test -C "$dir" --print-errorlogs --timeout-multiplier "$mult" ||
+    echo "run-tests.sh: $dir: meson test reported failures"
+  count_results "$dir/meson-logs/testlog.json"
+}
+
+check_format
+
+setup_and_test build
+
+export ASAN_OPTIONS=detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+setup_and_test build-asan -Db_sanitize=address,undefined -Db_lundef=false
+
+section "summary ($((SECONDS - start)) s)"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
