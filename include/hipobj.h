@@ -233,10 +233,10 @@ struct hipobj_client_config {
   uint64_t part_size;           /**< Multipart part size; default 8 MiB. */
   uint64_t multipart_threshold; /**< PUT switches to multipart above this size;
                                    default part_size. */
-  int unsigned_payload;         /**< Non-zero: object payloads are sent as
-                                   UNSIGNED-PAYLOAD instead of         being SHA-256 hashed and
-                                   signed (saves CPU; integrity then         rests on TCP/TLS).
-                                   Default: hash and sign. */
+  /** Non-zero: object payloads are sent as UNSIGNED-PAYLOAD instead of being
+   *  SHA-256 hashed and signed (saves CPU; integrity then rests on TCP/TLS).
+   *  Default: hash and sign. */
+  int unsigned_payload;
   enum hipobj_log_level
       log_level;        /**< Default: HIPOBJ_LOG env var, else WARN. */
   hipobj_log_fn log_fn; /**< Default: lines to stderr. */
