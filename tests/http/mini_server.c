@@ -27,6 +27,7 @@ struct mini_server {
   size_t n_script;
   struct mini_req reqs[MINI_MAX_REQUESTS];
   size_t n_reqs;
+  size_t n_conns;
   char url[64];
   char line_buf[MINI_MAX_REQUESTS][512];
 };
@@ -93,6 +94,9 @@ static void *serve(void *arg) {
     int fd = accept(s->lfd, NULL, NULL);
     if (fd < 0)
       continue;
+    pthread_mutex_lock(&s->lock);
+    s->n_conns++;
+    pthread_mutex_unlock(&s->lock);
     for (;;) {
       struct mini_req rq;
       if (read_request(s, fd, &rq) != 0)
@@ -167,6 +171,13 @@ void mini_stop(struct mini_server *s) {
     free(s->reqs[i].head);
   pthread_mutex_destroy(&s->lock);
   free(s);
+}
+
+size_t mini_connections(struct mini_server *s) {
+  pthread_mutex_lock(&s->lock);
+  size_t n = s->n_conns;
+  pthread_mutex_unlock(&s->lock);
+  return n;
 }
 
 size_t mini_count(struct mini_server *s) {

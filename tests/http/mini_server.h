@@ -27,6 +27,8 @@ struct mini_server *mini_start(const struct mini_reply *script, size_t n);
 const char *mini_url(const struct mini_server *s);
 /* Stops the server thread and frees it. */
 void mini_stop(struct mini_server *s);
+/* Connections accepted so far. */
+size_t mini_connections(struct mini_server *s);
 /* Requests received so far. */
 size_t mini_count(struct mini_server *s);
 /* "METHOD /path?query" of request i (stable until mini_stop). */

@@ -65,6 +65,7 @@ Test(engine, slowdown_then_success_is_retried) {
   cr_assert_eq(res.retries, 1);
   cr_assert_str_eq(buf, "hello");
   cr_assert_eq(mini_count(srv), 2);
+  cr_assert_eq(mini_connections(srv), 1, "the connection is reused");
   /* Each attempt is signed again. */
   cr_assert_not_null(mini_request_header(srv, 1, "authorization"));
   stop();
