@@ -178,6 +178,22 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {
   return n;
 }
 
+/* Progress and cancellation: libcurl calls this often while a transfer
+ * runs, so a cancel request set from another thread takes effect quickly. */
+static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow) {
+  (void)dltotal;
+  (void)ultotal;
+  struct s3_http_xfer *x = ud;
+  if (x->cancel) {
+    x->resp.cancelled = 1;
+    return 1; /* CURLE_ABORTED_BY_CALLBACK */
+  }
+  if (x->progress)
+    x->progress(x->progress_ctx, (uint64_t)ulnow, (uint64_t)dlnow);
+  return 0;
+}
+
 /* curl rewinds a body when it must resend it on a fresh connection. */
 static int on_seek(void *ud, curl_off_t offset, int origin) {
   struct s3_http_xfer *x = ud;
@@ -252,6 +268,13 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
   SET(CURLOPT_WRITEFUNCTION, on_body);
   SET(CURLOPT_WRITEDATA, x);
   SET(CURLOPT_TCP_KEEPALIVE, 1L);
+  SET(CURLOPT_NOPROGRESS, 0L);
+  SET(CURLOPT_XFERINFOFUNCTION, on_xferinfo);
+  SET(CURLOPT_XFERINFODATA, x);
+  if (x->dedicated_connection) {
+    SET(CURLOPT_FRESH_CONNECT, 1L);
+    SET(CURLOPT_FORBID_REUSE, 1L);
+  }
   SET(CURLOPT_BUFFERSIZE, 512L * 1024);
   SET(CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
   SET(CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
@@ -314,6 +337,15 @@ static void finish(struct s3_http *h, struct s3_http_xfer *x, CURLcode code) {
 }
 
 static void start(struct s3_http *h, struct s3_http_xfer *x) {
+  if (x->cancel) {
+    /* Cancelled while queued (e.g. during a retry backoff). */
+    x->resp.cancelled = 1;
+    x->resp.transport_code = CURLE_ABORTED_BY_CALLBACK;
+    hstrlcpy(x->resp.transport_msg, "cancelled", sizeof x->resp.transport_msg);
+    if (x->done)
+      x->done(x, x->done_ctx);
+    return;
+  }
   struct xfer_priv *p = calloc(1, sizeof *p);
   if (p)
     p->easy = take_easy(h);
@@ -456,6 +488,11 @@ int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
   pthread_mutex_unlock(&h->lock);
   curl_multi_wakeup(h->multi);
   return 0;
+}
+
+void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x) {
+  x->cancel = 1;
+  curl_multi_wakeup(h->multi); /* so an idle worker notices soon */
 }
 
 struct waiter {

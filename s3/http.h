@@ -46,6 +46,7 @@ struct s3_http_resp {
   char content_type[256];
   char request_id[128];
   int aborted_by_sink;       /* the sink returned -1 */
+  int cancelled;             /* stopped through x->cancel */
   uint64_t body_bytes;       /* bytes passed to the sink / stored in body */
   struct hbuf body;          /* non-2xx bodies, and 2xx bodies without sink */
   struct hbuf extra_headers; /* "name: value\n" lines of x-amz-* answers */
@@ -71,6 +72,16 @@ struct s3_http_xfer {
   size_t body_limit; /* cap of resp.body; 0: 1 MiB */
   s3_done_fn done;   /* called on the worker thread */
   void *done_ctx;
+  /* Optional: bytes moved so far in this attempt (either direction), called
+   * on the worker thread as data moves. */
+  void (*progress)(void *ctx, uint64_t sent, uint64_t received);
+  void *progress_ctx;
+  /* Set (from any thread) to abort the transfer; it then completes with
+   * resp.cancelled = 1. */
+  volatile int cancel;
+  /* A connection of its own, closed after the answer (RDMA control
+   * requests: READY holds its connection through the data phase). */
+  int dedicated_connection;
   /* result */
   struct s3_http_resp resp;
   /* private to the engine */
@@ -88,6 +99,9 @@ void s3_http_xfer_cleanup(struct s3_http_xfer *x);
  * delay_ms the transfer starts no sooner than that (retry backoff). */
 int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
                    unsigned delay_ms);
+/* Asks a submitted transfer to stop (any thread); it completes through
+ * `done` with resp.cancelled set. Harmless once it has completed. */
+void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x);
 /* Submits and waits. x->done must be NULL. */
 int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x);
 /* The libcurl version string, for diagnostics. */

@@ -92,6 +92,10 @@ static void classify(struct hreq *r) {
                                            : hipobj_strerror(r->sink_status));
     return;
   }
+  if (resp->cancelled) {
+    r->status = herr_set(err, HIPOBJ_E_CANCELLED, r->op_name, "cancelled");
+    return;
+  }
   if (resp->transport_code != 0) {
     r->status = status_from_transport(resp->transport_code);
     if (resp->transport_code == T_PARTIAL_FILE)
