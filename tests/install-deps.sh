@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs everything needed to build and test hipObject on a fresh Debian 12
 # (compilers and libraries, Criterion, Ceph RGW and the AWS CLI for the
-# integration tests, valgrind and clang-format). Idempotent.
+# integration tests, qemu + Debian's kernel for the Soft-RoCE RDMA suite,
+# valgrind and clang-format). Idempotent.
 set -euo pipefail
 
 packages=(
@@ -13,6 +14,9 @@ packages=(
   libcriterion-dev libmicrohttpd-dev curl
   radosgw ceph-mon ceph-osd awscli s3cmd
   valgrind clang-format
+  # the rdma suite: Debian's kernel in a qemu guest with Soft-RoCE (rdma_rxe)
+  qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2
+  libibverbs1 ibverbs-providers ibverbs-utils
 )
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -29,6 +33,8 @@ echo "install-deps.sh: apt-get update"
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get -q -o DPkg::Lock::Timeout=600 update
 echo "install-deps.sh: apt-get install ${packages[*]}"
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+# INITRD=No: the guest boots the kernel without an initramfs, so skip its
+# 86-second generation when linux-image-amd64 is installed.
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive INITRD=No \
   apt-get "${apt_opts[@]}" install "${packages[@]}"
 echo "install-deps.sh: done"
