@@ -1,0 +1,303 @@
+/* xml_server.c - parses the two XML request bodies hipobj-server accepts
+ * (see xml_server.h), on libxml2.
+ *
+ * These documents come from any client, so the parser is as strict as the
+ * one in xml.c: no DTD loading, no network, entities left unsubstituted and
+ * any DOCTYPE refused; errors are captured on the calling thread instead of
+ * being printed. Elements are matched by local name, so the S3 namespace is
+ * optional, as it is for S3 itself. */
+#include "xml_server.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#define MAX_PART_NUMBER 10000
+#define MAX_BODY (16u * 1024 * 1024)
+
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *xml_error_ptr;
+#else
+typedef xmlErrorPtr xml_error_ptr;
+#endif
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void init_parser(void) {
+  xmlInitParser();
+}
+
+struct first_error {
+  int have;
+  int line;
+  char msg[160];
+};
+
+static void keep_first_error(void *ctx, xml_error_ptr e) {
+  struct first_error *f = ctx;
+  if (!f || !e || f->have || e->level < XML_ERR_ERROR)
+    return;
+  f->have = 1;
+  f->line = e->line;
+  snprintf(f->msg, sizeof f->msg, "%s", e->message ? e->message : "error");
+  /* One line only: drop the trailing newline and any control bytes. */
+  for (char *p = f->msg; *p; p++)
+    if ((unsigned char)*p < 0x20)
+      *p = ' ';
+  size_t n = strlen(f->msg);
+  while (n && f->msg[n - 1] == ' ')
+    f->msg[--n] = '\0';
+}
+
+static int fail(struct hbuf *why, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int fail(struct hbuf *why, const char *fmt, ...) {
+  if (why) {
+    va_list ap;
+    va_start(ap, fmt);
+    hbuf_vprintf(why, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static int is_el(const xmlNode *n, const char *name) {
+  return n && n->type == XML_ELEMENT_NODE &&
+         strcmp((const char *)n->name, name) == 0;
+}
+
+static int parse(const char *xml, size_t len, const char *root_name,
+                 xmlDocPtr *out, struct hbuf *why) {
+  *out = NULL;
+  if (!xml || len == 0)
+    return fail(why, "the request body is empty");
+  if (len > MAX_BODY)
+    return fail(why, "the request body is too large (%zu bytes)", len);
+  pthread_once(&init_once, init_parser);
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  if (!ctxt)
+    return fail(why, "out of memory creating the XML parser");
+  struct first_error fe = {0};
+  xmlStructuredErrorFunc old_fn = xmlStructuredError;
+  void *old_ctx = xmlStructuredErrorContext;
+  xmlSetStructuredErrorFunc(&fe, keep_first_error);
+  xmlDocPtr d = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR |
+                                      XML_PARSE_NOWARNING);
+  int well_formed = ctxt->wellFormed;
+  xmlFreeParserCtxt(ctxt);
+  xmlSetStructuredErrorFunc(old_ctx, old_fn);
+  if (!d || !well_formed || fe.have) {
+    xmlFreeDoc(d);
+    if (fe.have)
+      return fail(why, "malformed XML at line %d: %s", fe.line, fe.msg);
+    return fail(why, "malformed XML");
+  }
+  if (d->intSubset || d->extSubset) {
+    xmlFreeDoc(d);
+    return fail(why, "DOCTYPE is not allowed");
+  }
+  xmlNodePtr root = xmlDocGetRootElement(d);
+  if (!is_el(root, root_name)) {
+    fail(why, "expected <%s> as the root element", root_name);
+    xmlFreeDoc(d);
+    return -1;
+  }
+  *out = d;
+  return 0;
+}
+
+/* Text of a leaf element. Child elements and entity references make the
+ * document invalid for our purposes. */
+static int leaf_text(const xmlNode *el, struct hbuf *out, struct hbuf *why) {
+  hbuf_append(out, "", 0);
+  for (xmlNodePtr c = el->children; c; c = c->next) {
+    if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
+      if (c->content)
+        hbuf_puts(out, (const char *)c->content);
+    } else if (c->type == XML_ELEMENT_NODE || c->type == XML_ENTITY_REF_NODE) {
+      return fail(why, "unexpected content in <%s>", (const char *)el->name);
+    }
+  }
+  if (out->oom)
+    return fail(why, "out of memory");
+  if (strlen(hbuf_str(out)) != out->len)
+    return fail(why, "NUL character in <%s>", (const char *)el->name);
+  return 0;
+}
+
+static void trim(const char **s, size_t *n) {
+  while (*n && isspace((unsigned char)**s)) {
+    (*s)++;
+    (*n)--;
+  }
+  while (*n && isspace((unsigned char)(*s)[*n - 1]))
+    (*n)--;
+}
+
+static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
+  int have_num = 0, have_etag = 0;
+  memset(p, 0, sizeof *p);
+  for (xmlNodePtr c = part->children; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE)
+      continue;
+    int is_num = is_el(c, "PartNumber"), is_etag = is_el(c, "ETag");
+    if (!is_num && !is_etag)
+      continue; /* ChecksumCRC32 and friends: not checked here */
+    struct hbuf t = HBUF_INIT;
+    if (leaf_text(c, &t, why) != 0) {
+      hbuf_free(&t);
+      return -1;
+    }
+    const char *s = hbuf_str(&t);
+    size_t n = t.len;
+    trim(&s, &n);
+    int rc = 0;
+    if (is_num) {
+      uint64_t v = 0;
+      size_t i = 0;
+      for (; i < n && i < 8 && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (uint64_t)(s[i] - '0');
+      if (n == 0 || i != n || v < 1 || v > MAX_PART_NUMBER)
+        rc = fail(why, "<PartNumber> must be 1..%d", MAX_PART_NUMBER);
+      p->number = (unsigned)v;
+      have_num = 1;
+    } else {
+      if (n == 0 || n >= sizeof p->etag)
+        rc = fail(why, "<ETag> is empty or too long");
+      else
+        memcpy(p->etag, s, n);
+      have_etag = 1;
+    }
+    hbuf_free(&t);
+    if (rc != 0)
+      return -1;
+  }
+  if (!have_num || !have_etag)
+    return fail(why, "<Part> needs <PartNumber> and <ETag>");
+  return 0;
+}
+
+int s3_xml_parse_complete_request(const char *xml, size_t len,
+                                  struct s3_part **parts, size_t *n,
+                                  struct hbuf *why) {
+  *parts = NULL;
+  *n = 0;
+  xmlDocPtr doc;
+  if (parse(xml, len, "CompleteMultipartUpload", &doc, why) != 0)
+    return -1;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  size_t count = 0;
+  for (xmlNodePtr c = root->children; c; c = c->next)
+    count += is_el(c, "Part");
+  int rc = -1;
+  struct s3_part *list = NULL;
+  if (count == 0) {
+    fail(why, "the part list is empty");
+    goto done;
+  }
+  if (count > MAX_PART_NUMBER) {
+    fail(why, "more than %d parts", MAX_PART_NUMBER);
+    goto done;
+  }
+  list = calloc(count, sizeof *list);
+  if (!list) {
+    fail(why, "out of memory");
+    goto done;
+  }
+  size_t i = 0;
+  for (xmlNodePtr c = root->children; c; c = c->next)
+    if (is_el(c, "Part") && read_part(c, &list[i++], why) != 0)
+      goto done;
+  *parts = list;
+  *n = count;
+  list = NULL;
+  rc = 0;
+done:
+  free(list);
+  xmlFreeDoc(doc);
+  return rc;
+}
+
+void s3_delete_request_free(struct s3_delete_request *d) {
+  if (!d)
+    return;
+  for (size_t i = 0; i < d->n; i++)
+    free(d->keys[i]);
+  free(d->keys);
+  memset(d, 0, sizeof *d);
+}
+
+int s3_xml_parse_delete_request(const char *xml, size_t len, size_t max_keys,
+                                struct s3_delete_request *out,
+                                struct hbuf *why) {
+  memset(out, 0, sizeof *out);
+  xmlDocPtr doc;
+  if (parse(xml, len, "Delete", &doc, why) != 0)
+    return -1;
+  xmlNodePtr root = xmlDocGetRootElement(doc);
+  size_t count = 0;
+  int rc = -1;
+  for (xmlNodePtr c = root->children; c; c = c->next)
+    count += is_el(c, "Object");
+  if (count == 0 || count > max_keys) {
+    fail(why, "the request must name 1 to %zu objects (it names %zu)", max_keys,
+         count);
+    goto done;
+  }
+  out->keys = calloc(count, sizeof *out->keys);
+  if (!out->keys) {
+    fail(why, "out of memory");
+    goto done;
+  }
+  for (xmlNodePtr c = root->children; c; c = c->next) {
+    struct hbuf t = HBUF_INIT;
+    if (is_el(c, "Quiet")) {
+      if (leaf_text(c, &t, why) != 0) {
+        hbuf_free(&t);
+        goto done;
+      }
+      const char *s = hbuf_str(&t);
+      size_t n = t.len;
+      trim(&s, &n);
+      if (n == 4 && strncasecmp(s, "true", 4) == 0)
+        out->quiet = 1;
+      else if (!(n == 5 && strncasecmp(s, "false", 5) == 0)) {
+        hbuf_free(&t);
+        fail(why, "<Quiet> must be true or false");
+        goto done;
+      }
+    } else if (is_el(c, "Object")) {
+      xmlNodePtr k = NULL;
+      for (xmlNodePtr e = c->children; e; e = e->next)
+        if (is_el(e, "Key"))
+          k = e;
+      /* Keys are taken exactly: spaces are part of a key. */
+      if (!k || leaf_text(k, &t, why) != 0 || t.len == 0) {
+        if (!k || t.len == 0)
+          fail(why, "<Object> needs a non-empty <Key>");
+        hbuf_free(&t);
+        goto done;
+      }
+      out->keys[out->n] = hbuf_steal(&t);
+      if (!out->keys[out->n]) {
+        fail(why, "out of memory");
+        goto done;
+      }
+      out->n++;
+    }
+    hbuf_free(&t);
+  }
+  rc = 0;
+done:
+  if (rc != 0)
+    s3_delete_request_free(out);
+  xmlFreeDoc(doc);
+  return rc;
+}

@@ -1,0 +1,32 @@
+/* xml_server.h - the XML request bodies hipobj-server reads: the part list
+ * of CompleteMultipartUpload and the key list of DeleteObjects. Same safety
+ * rules as xml.c (no DTD, no entities, no network); malformed input is an
+ * error with a one-line reason in `why`. */
+#ifndef HIPOBJ_S3_XML_SERVER_H
+#define HIPOBJ_S3_XML_SERVER_H
+
+#include <stddef.h>
+
+#include "../src/buf.h"
+#include "xml.h"
+
+/* <CompleteMultipartUpload><Part><PartNumber/><ETag/></Part>...: the parts
+ * in document order (order is checked by the caller: InvalidPartOrder).
+ * *parts is malloc'd; size and mtime are 0. An empty list is an error. */
+int s3_xml_parse_complete_request(const char *xml, size_t len,
+                                  struct s3_part **parts, size_t *n,
+                                  struct hbuf *why);
+
+struct s3_delete_request {
+  char **keys; /* malloc'd strings, in document order */
+  size_t n;
+  int quiet;
+};
+/* <Delete><Quiet/><Object><Key/></Object>...</Delete>. At most max_keys
+ * objects; an empty list is an error. */
+int s3_xml_parse_delete_request(const char *xml, size_t len, size_t max_keys,
+                                struct s3_delete_request *out,
+                                struct hbuf *why);
+void s3_delete_request_free(struct s3_delete_request *d);
+
+#endif

@@ -1,0 +1,40 @@
+/* handlers.h - the S3 operations of hipobj-server, one function each,
+ * called by http.c once the request is authenticated and its body (if any)
+ * received and checked. `*_begin` functions run before the body arrives
+ * and set up where it goes. */
+#ifndef HIPOBJ_SERVER_HANDLERS_H
+#define HIPOBJ_SERVER_HANDLERS_H
+
+#include "storage.h"
+
+/* objects.c */
+int put_object_begin(struct req *r);
+enum MHD_Result h_put_object(struct req *r);
+enum MHD_Result h_get_object(struct req *r); /* GET and HEAD */
+enum MHD_Result h_delete_object(struct req *r);
+enum MHD_Result h_delete_objects(struct req *r);
+enum MHD_Result h_create_bucket(struct req *r);
+enum MHD_Result h_delete_bucket(struct req *r);
+enum MHD_Result h_head_bucket(struct req *r);
+enum MHD_Result h_get_location(struct req *r);
+enum MHD_Result h_get_versioning(struct req *r);
+/* Content-Type, x-amz-meta-* and the other headers kept with an object. */
+int collect_object_headers(struct req *r, struct obj_meta *m);
+void add_object_headers(struct MHD_Response *resp, const struct obj_meta *m);
+
+/* multipart.c */
+int upload_part_begin(struct req *r);
+enum MHD_Result h_create_mpu(struct req *r);
+enum MHD_Result h_upload_part(struct req *r);
+enum MHD_Result h_complete_mpu(struct req *r);
+enum MHD_Result h_abort_mpu(struct req *r);
+enum MHD_Result h_list_parts(struct req *r);
+enum MHD_Result h_list_uploads(struct req *r);
+
+/* listing.c */
+enum MHD_Result h_list_buckets(struct req *r);
+enum MHD_Result h_list_objects(struct req *r); /* ListObjects v1 and v2 */
+/* max-keys style parameter: default when absent, capped at `cap`. */
+int list_limit(struct req *r, const char *name, unsigned cap, unsigned *out);
+
+#endif

@@ -1,0 +1,472 @@
+/* harness.c - process control and raw HTTP for the hipobj-server tests
+ * (see harness.h). Requests are signed with the library's own s3/ signer,
+ * compiled into the test. */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "s3/sigv4.h"
+#include "s3/uri.h"
+
+double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void srv_start(struct server_proc *s, const char *root,
+               const char *const *extra) {
+  if (!root) {
+    memset(s, 0, sizeof *s);
+    snprintf(s->base, sizeof s->base, "/tmp/hipobj-server-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(s->base), "mkdtemp: %s", strerror(errno));
+    snprintf(s->root, sizeof s->root, "%s/root", s->base);
+  }
+  char log[320];
+  snprintf(log, sizeof log, "%s/server.log", s->base);
+  const char *argv[40] = {HIPOBJ_SERVER_BIN,
+                          "--root",
+                          s->root,
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--access-key",
+                          T_AK,
+                          "--secret-key",
+                          T_SK,
+                          "--region",
+                          T_REGION,
+                          "--log-level",
+                          "debug"};
+  int argc = 13;
+  for (int i = 0; extra && extra[i] && argc < 38; i++)
+    argv[argc++] = extra[i];
+  argv[argc] = NULL;
+  int pfd[2];
+  cr_assert_eq(pipe2(pfd, O_CLOEXEC), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    /* The server dies with the test process, whatever happens to it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(pfd[1], 1);
+    if (lfd >= 0)
+      dup2(lfd, 2);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  close(pfd[1]);
+  s->pid = pid;
+  char line[256] = "";
+  size_t n = 0;
+  double deadline = mono_now() + 15;
+  while (n < sizeof line - 1 && !strchr(line, '\n') && mono_now() < deadline) {
+    struct pollfd p = {pfd[0], POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0)
+      continue;
+    ssize_t k = read(pfd[0], line + n, sizeof line - 1 - n);
+    if (k <= 0)
+      break;
+    n += (size_t)k;
+    line[n] = '\0';
+  }
+  close(pfd[0]);
+  const char *u = strstr(line, "listening on ");
+  cr_assert_not_null(u, "hipobj-server did not start (see %s): '%s'", log,
+                     line);
+  snprintf(s->url, sizeof s->url, "%.*s", (int)strcspn(u + 13, "\r\n"), u + 13);
+}
+
+int srv_wait(struct server_proc *s, double timeout_s, int *status) {
+  if (s->pid <= 0)
+    return 1;
+  double deadline = mono_now() + timeout_s;
+  do {
+    pid_t p = waitpid(s->pid, status, WNOHANG);
+    if (p == s->pid || (p < 0 && errno == ECHILD)) {
+      s->pid = 0;
+      return 1;
+    }
+    usleep(10000);
+  } while (mono_now() < deadline);
+  return 0;
+}
+
+void srv_signal(struct server_proc *s, int sig) {
+  if (s->pid <= 0)
+    return;
+  int st;
+  kill(s->pid, sig);
+  if (!srv_wait(s, 10, &st)) {
+    kill(s->pid, SIGKILL);
+    srv_wait(s, 10, &st);
+  }
+}
+
+static int rm_entry(const char *p, const struct stat *st, int f,
+                    struct FTW *w) {
+  (void)st;
+  (void)f;
+  (void)w;
+  remove(p);
+  return 0;
+}
+
+void srv_cleanup(struct server_proc *s) {
+  srv_signal(s, SIGTERM);
+  const char *keep = getenv("HIPOBJ_TEST_KEEP");
+  if (s->base[0] && !(keep && *keep == '1'))
+    nftw(s->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+struct hipobj_client *mk_client(const char *url, const char *ak, const char *sk,
+                                unsigned max_attempts) {
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.endpoint_url = url;
+  cfg.region = T_REGION;
+  cfg.access_key_id = ak ? ak : T_AK;
+  cfg.secret_access_key = sk ? sk : T_SK;
+  cfg.max_attempts = max_attempts ? max_attempts : 4;
+  cfg.retry_base_ms = 5;
+  cfg.part_size = 5u << 20;
+  cfg.stall_timeout_ms = 10000;
+  cfg.connect_timeout_ms = 3000;
+  cfg.log_level = HIPOBJ_LOG_NONE;
+  struct hipobj_client *c = NULL;
+  struct hipobj_error *err;
+  hipobj_error_create(&err);
+  int rc = hipobj_client_create(&cfg, &c, err);
+  cr_assert_eq(rc, HIPOBJ_OK, "client: %s", hipobj_error_message(err));
+  hipobj_error_free(err);
+  return c;
+}
+
+/* ---- raw HTTP ----------------------------------------------------------- */
+
+static void host_port(const char *url, char *host, size_t hsz, int *port) {
+  const char *h = strstr(url, "://");
+  h = h ? h + 3 : url;
+  snprintf(host, hsz, "%.*s", (int)strcspn(h, "/"), h);
+  const char *c = strrchr(host, ':');
+  *port = c ? atoi(c + 1) : 80;
+}
+
+static void split_hdr(const char *line, char *name, size_t nsz,
+                      const char **value) {
+  size_t n = strcspn(line, ":");
+  snprintf(name, nsz, "%.*s", (int)n, line);
+  const char *v = line + n + (line[n] == ':');
+  while (*v == ' ')
+    v++;
+  *value = v;
+}
+
+static int send_all(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n) {
+    ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    c += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int transfer(const char *url, const char *method, const char *target,
+                    struct hbuf *hdrs, const void *body, size_t len,
+                    struct http_resp *out) {
+  memset(out, 0, sizeof *out);
+  char host[128];
+  int port;
+  host_port(url, host, sizeof host, &port);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  struct timeval tv = {15, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    close(fd);
+    return -1;
+  }
+  struct hbuf req = HBUF_INIT;
+  hbuf_printf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n",
+              method, target, host);
+  hbuf_append(&req, hdrs->data ? hdrs->data : "", hdrs->len);
+  if (!strcasestr(hbuf_str(hdrs), "content-length:"))
+    hbuf_printf(&req, "Content-Length: %zu\r\n", len);
+  hbuf_puts(&req, "\r\n");
+  /* A server that answers early may close before taking the whole body:
+   * send errors are ignored and the answer is read anyway. */
+  if (send_all(fd, req.data, req.len) == 0 && len)
+    send_all(fd, body, len);
+  hbuf_free(&req);
+  struct hbuf in = HBUF_INIT;
+  char buf[65536];
+  for (;;) {
+    ssize_t k = recv(fd, buf, sizeof buf, 0);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    hbuf_append(&in, buf, (size_t)k);
+  }
+  close(fd);
+  const char *all = hbuf_str(&in);
+  const char *end = strstr(all, "\r\n\r\n");
+  if (strncmp(all, "HTTP/1.", 7) || !end) {
+    hbuf_free(&in);
+    return 0; /* closed without an answer: status 0 */
+  }
+  out->status = atoi(all + 9);
+  out->head = strndup(all, (size_t)(end - all) + 2);
+  out->len = in.len - (size_t)(end + 4 - all);
+  out->body = malloc(out->len + 1);
+  memcpy(out->body, end + 4, out->len);
+  out->body[out->len] = '\0';
+  hbuf_free(&in);
+  return 0;
+}
+
+void resp_free(struct http_resp *r) {
+  free(r->head);
+  free(r->body);
+  memset(r, 0, sizeof *r);
+}
+
+const char *resp_hdr(const struct http_resp *r, const char *name, char *buf,
+                     size_t n) {
+  buf[0] = '\0';
+  for (const char *p = r->head ? strstr(r->head, "\r\n") : NULL; p && p[2];
+       p = strstr(p + 2, "\r\n")) {
+    const char *line = p + 2;
+    size_t nl = strlen(name);
+    if (!strncasecmp(line, name, nl) && line[nl] == ':') {
+      const char *v = line + nl + 1;
+      while (*v == ' ')
+        v++;
+      snprintf(buf, n, "%.*s", (int)strcspn(v, "\r\n"), v);
+      break;
+    }
+  }
+  return buf;
+}
+
+const char *xml_text(const struct http_resp *r, const char *el) {
+  static __thread char out[2048];
+  char open[80], close_[80];
+  snprintf(open, sizeof open, "<%s>", el);
+  snprintf(close_, sizeof close_, "</%s>", el);
+  out[0] = '\0';
+  const char *a = r->body ? strstr(r->body, open) : NULL;
+  const char *b = a ? strstr(a, close_) : NULL;
+  if (a && b)
+    snprintf(out, sizeof out, "%.*s", (int)(b - a - strlen(open)),
+             a + strlen(open));
+  return out;
+}
+
+/* Canonical query of a raw query string (decoded, then re-encoded). */
+static void canonical_query(const char *q, struct hbuf *out) {
+  struct s3_param p[64] = {{NULL, NULL}};
+  char *names[64], *values[64];
+  size_t n = 0;
+  while (q && *q && n < 64) {
+    size_t k = strcspn(q, "&");
+    const char *eq = memchr(q, '=', k);
+    size_t nl = eq ? (size_t)(eq - q) : k;
+    struct hbuf a = HBUF_INIT, b = HBUF_INIT;
+    s3_uri_decode(&a, q, nl);
+    if (eq)
+      s3_uri_decode(&b, eq + 1, k - nl - 1);
+    names[n] = hbuf_steal(&a);
+    values[n] = hbuf_steal(&b);
+    p[n].name = names[n];
+    p[n].value = values[n];
+    n++;
+    q += k + (q[k] == '&');
+  }
+  s3_canonical_query(out, p, n);
+  for (size_t i = 0; i < n; i++) {
+    free(names[i]);
+    free(values[i]);
+  }
+}
+
+void sign_headers(const char *url, const char *method, const char *target,
+                  const char *const *hdrs, const char *payload_hash,
+                  time_t when, char *authz, size_t authz_sz, char seed[65]) {
+  char host[128], amz[17], name[64][64];
+  int port;
+  host_port(url, host, sizeof host, &port);
+  s3_sigv4_amz_date(when, amz);
+  struct s3_header h[64];
+  size_t n = 0;
+  h[n++] = (struct s3_header){"host", host};
+  h[n++] = (struct s3_header){"x-amz-date", amz};
+  h[n++] = (struct s3_header){"x-amz-content-sha256", payload_hash};
+  for (size_t i = 0; hdrs && hdrs[i] && n < 64; i++) {
+    split_hdr(hdrs[i], name[n], sizeof name[n], &h[n].value);
+    h[n].name = name[n];
+    n++;
+  }
+  size_t plen = strcspn(target, "?");
+  char *path = strndup(target, plen);
+  struct hbuf q = HBUF_INIT, creq = HBUF_INIT, sh = HBUF_INIT, sts = HBUF_INIT;
+  canonical_query(target[plen] ? target + plen + 1 : "", &q);
+  struct s3_sigv4_input in = {method, path,         hbuf_str(&q), h,
+                              n,      payload_hash, amz,          T_REGION,
+                              "s3",   NULL,         NULL};
+  s3_sigv4_canonical_request(&in, &creq, &sh);
+  s3_sigv4_string_to_sign(amz, T_REGION, "s3", hbuf_str(&creq), &sts);
+  s3_sigv4_signature(T_SK, amz, T_REGION, "s3", hbuf_str(&sts), seed);
+  snprintf(authz, authz_sz,
+           "AWS4-HMAC-SHA256 Credential=%s/%.8s/%s/s3/aws4_request, "
+           "SignedHeaders=%s, Signature=%s",
+           T_AK, amz, T_REGION, hbuf_str(&sh), seed);
+  free(path);
+  hbuf_free(&q);
+  hbuf_free(&creq);
+  hbuf_free(&sh);
+  hbuf_free(&sts);
+}
+
+void chunk_sig(time_t when, const char *prev, const void *data, size_t len,
+               char out[65]) {
+  char amz[17], hash[65];
+  s3_sigv4_amz_date(when, amz);
+  s3_sha256_hex(data, len, hash);
+  struct hbuf sts = HBUF_INIT;
+  hbuf_printf(&sts,
+              "AWS4-HMAC-SHA256-PAYLOAD\n%s\n%.8s/%s/s3/aws4_request\n%s\n%s\n"
+              "%s",
+              amz, amz, T_REGION, prev, S3_EMPTY_SHA256, hash);
+  s3_sigv4_signature(T_SK, amz, T_REGION, "s3", hbuf_str(&sts), out);
+  hbuf_free(&sts);
+}
+
+int http_send(const char *url, const struct sreq *q, struct http_resp *out) {
+  time_t when = q->when ? q->when : time(NULL);
+  char amz[17], payload[65], host[128], name[64][64];
+  int port;
+  host_port(url, host, sizeof host, &port);
+  s3_sigv4_amz_date(when, amz);
+  if (q->payload_hash)
+    snprintf(payload, sizeof payload, "%s", q->payload_hash);
+  else
+    s3_sha256_hex(q->body ? q->body : "", q->len, payload);
+  struct hbuf hdrs = HBUF_INIT;
+  for (size_t i = 0; q->hdrs && q->hdrs[i]; i++)
+    hbuf_printf(&hdrs, "%s\r\n", q->hdrs[i]);
+  for (size_t i = 0; q->unsigned_hdrs && q->unsigned_hdrs[i]; i++)
+    hbuf_printf(&hdrs, "%s\r\n", q->unsigned_hdrs[i]);
+  if (!q->anonymous) {
+    struct s3_header h[64];
+    size_t n = 0;
+    h[n++] = (struct s3_header){"host", host};
+    h[n++] = (struct s3_header){"x-amz-date", amz};
+    h[n++] = (struct s3_header){"x-amz-content-sha256", payload};
+    for (size_t i = 0; q->hdrs && q->hdrs[i] && n < 64; i++) {
+      split_hdr(q->hdrs[i], name[n], sizeof name[n], &h[n].value);
+      h[n].name = name[n];
+      n++;
+    }
+    size_t plen = strcspn(q->target, "?");
+    char *path = strndup(q->target, plen);
+    struct hbuf qs = HBUF_INIT, auth = HBUF_INIT;
+    canonical_query(q->target[plen] ? q->target + plen + 1 : "", &qs);
+    struct s3_sigv4_input in = {q->method,
+                                path,
+                                hbuf_str(&qs),
+                                h,
+                                n,
+                                payload,
+                                amz,
+                                T_REGION,
+                                "s3",
+                                q->ak ? q->ak : T_AK,
+                                q->sk ? q->sk : T_SK};
+    s3_sigv4_authorization(&in, &auth);
+    hbuf_printf(&hdrs,
+                "x-amz-date: %s\r\nx-amz-content-sha256: %s\r\n"
+                "Authorization: %s\r\n",
+                amz, payload, hbuf_str(&auth));
+    free(path);
+    hbuf_free(&qs);
+    hbuf_free(&auth);
+  }
+  int rc = transfer(url, q->method, q->target, &hdrs, q->body, q->len, out);
+  hbuf_free(&hdrs);
+  return rc;
+}
+
+char *presign(const char *url, const char *method, const char *path,
+              long expires, time_t when, const char *ak, const char *sk) {
+  char amz[17], host[128], cred[200], exp[32];
+  int port;
+  host_port(url, host, sizeof host, &port);
+  s3_sigv4_amz_date(when, amz);
+  snprintf(cred, sizeof cred, "%s/%.8s/%s/s3/aws4_request", ak ? ak : T_AK, amz,
+           T_REGION);
+  snprintf(exp, sizeof exp, "%ld", expires);
+  struct s3_param p[] = {{"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
+                         {"X-Amz-Credential", cred},
+                         {"X-Amz-Date", amz},
+                         {"X-Amz-Expires", exp},
+                         {"X-Amz-SignedHeaders", "host"}};
+  struct hbuf q = HBUF_INIT, creq = HBUF_INIT, sh = HBUF_INIT, sts = HBUF_INIT,
+              out = HBUF_INIT;
+  s3_canonical_query(&q, p, 5);
+  struct s3_header h[] = {{"host", host}};
+  struct s3_sigv4_input in = {
+      method, path,     hbuf_str(&q), h,    1,   S3_UNSIGNED_PAYLOAD,
+      amz,    T_REGION, "s3",         NULL, NULL};
+  char sig[65];
+  s3_sigv4_canonical_request(&in, &creq, &sh);
+  s3_sigv4_string_to_sign(amz, T_REGION, "s3", hbuf_str(&creq), &sts);
+  s3_sigv4_signature(sk ? sk : T_SK, amz, T_REGION, "s3", hbuf_str(&sts), sig);
+  hbuf_printf(&out, "%s?%s&X-Amz-Signature=%s", path, hbuf_str(&q), sig);
+  hbuf_free(&q);
+  hbuf_free(&creq);
+  hbuf_free(&sh);
+  hbuf_free(&sts);
+  return hbuf_steal(&out);
+}
+
+void fill_pattern(void *buf, size_t n, unsigned seed) {
+  uint32_t x = seed * 2654435761u + 1;
+  unsigned char *p = buf;
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    p[i] = (unsigned char)x;
+  }
+}
+
+void md5_etag(const void *data, size_t n, char out[40]) {
+  uint8_t d[16];
+  char hex[33];
+  s3_md5(data, n, d);
+  s3_hex(d, 16, hex);
+  snprintf(out, 40, "\"%s\"", hex);
+}

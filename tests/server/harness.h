@@ -1,0 +1,87 @@
+/* harness.h - helpers of the hipobj-server tests: start and stop the
+ * server binary (fork/exec, ready line on stdout), make library clients,
+ * and send raw or SigV4-signed HTTP requests for what the library cannot
+ * express (anonymous requests, presigned URLs, aws-chunked bodies, RDMA
+ * paths, the fault admin endpoint). Every wait is bounded. */
+#ifndef HIPOBJ_SERVER_HARNESS_H
+#define HIPOBJ_SERVER_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "hipobj.h"
+
+#define T_AK "AKIDSERVERTEST"
+#define T_SK "server-test-secret-never-printed"
+#define T_REGION "us-east-1"
+#define T_BUCKET "bkt"
+
+struct server_proc {
+  pid_t pid;
+  char base[256]; /* mkdtemp dir: root/ and server.log inside */
+  char root[300];
+  char url[128];
+};
+
+/* Starts hipobj-server (root: NULL for a fresh one under base, else reuse)
+ * with extra arguments (NULL-terminated list, may be NULL). Asserts. */
+void srv_start(struct server_proc *s, const char *root,
+               const char *const *extra);
+/* Sends sig and reaps the process (waits up to 10 s, then SIGKILL). */
+void srv_signal(struct server_proc *s, int sig);
+/* Waits up to timeout_s for the process to exit; 1 and *status when it
+ * did, 0 when it still runs. */
+int srv_wait(struct server_proc *s, double timeout_s, int *status);
+/* Stops the server and removes its files (unless HIPOBJ_TEST_KEEP=1). */
+void srv_cleanup(struct server_proc *s);
+
+struct hipobj_client *mk_client(const char *url, const char *ak, const char *sk,
+                                unsigned max_attempts);
+
+struct http_resp {
+  int status; /* 0: no answer (connection closed) */
+  char *head; /* status line and headers */
+  char *body;
+  size_t len;
+};
+
+struct sreq {
+  const char *method;
+  const char *target;               /* raw path[?query] */
+  const char *const *hdrs;          /* "Name: value", signed */
+  const char *const *unsigned_hdrs; /* sent, not signed */
+  const void *body;
+  size_t len;
+  const char *payload_hash; /* NULL: SHA-256 of body */
+  time_t when;              /* 0: now */
+  const char *ak, *sk;      /* NULL: T_AK, T_SK */
+  int anonymous;            /* no Authorization at all */
+};
+
+int http_send(const char *url, const struct sreq *q, struct http_resp *out);
+void resp_free(struct http_resp *r);
+/* Value of a response header (case-insensitive), "" when absent. */
+const char *resp_hdr(const struct http_resp *r, const char *name, char *buf,
+                     size_t n);
+/* Text of the first <el> in body, "" when absent (static buffer). */
+const char *xml_text(const struct http_resp *r, const char *el);
+
+/* Target of a presigned URL for path (host-signed, UNSIGNED-PAYLOAD). */
+char *presign(const char *url, const char *method, const char *path,
+              long expires, time_t when, const char *ak, const char *sk);
+/* Authorization value etc. for an aws-chunked upload: returns the seed
+ * signature written into seed[65] for the headers given. */
+void sign_headers(const char *url, const char *method, const char *target,
+                  const char *const *hdrs, const char *payload_hash,
+                  time_t when, char *authz, size_t authz_sz, char seed[65]);
+/* Chunk signature of aws-chunked data. */
+void chunk_sig(time_t when, const char *prev, const void *data, size_t len,
+               char out[65]);
+
+void fill_pattern(void *buf, size_t n, unsigned seed);
+void md5_etag(const void *data, size_t n, char out[40]); /* quoted */
+double mono_now(void);
+
+#endif

@@ -1,0 +1,225 @@
+/* listing.c - hipobj-server's listings: ListBuckets and ListObjects (v1 and
+ * v2: prefix, delimiter, max-keys, marker / continuation-token /
+ * start-after, encoding-type=url, KeyCount).
+ *
+ * Keys are sorted bytewise (UTF-8 byte order, as S3 does). With a
+ * delimiter, keys sharing prefix..delimiter collapse into one common prefix
+ * that counts as one entry. Paging resumes after a marker: every entry, key
+ * or common prefix, not greater than the marker is skipped, which also
+ * skips the keys rolled up into a prefix that ended the previous page. The
+ * continuation token is simply the hex of that last entry. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers.h"
+
+int list_limit(struct req *r, const char *name, unsigned cap, unsigned *out) {
+  const char *v = req_param(r, name);
+  *out = cap;
+  if (!v)
+    return 0;
+  unsigned long long n = 0;
+  const char *p = v;
+  for (; *p >= '0' && *p <= '9' && n <= 1000000; p++)
+    n = n * 10 + (unsigned)(*p - '0');
+  if (!*v || *p)
+    return req_fail(r, 400, "InvalidArgument",
+                    "%s must be a non-negative integer", name);
+  *out = n < cap ? (unsigned)n : cap;
+  return 0;
+}
+
+enum MHD_Result h_list_buckets(struct req *r) {
+  struct st_bucket *b;
+  size_t n;
+  int rc = st_list_buckets(r->srv, &b, &n);
+  if (rc != 0)
+    return srv_errno(r, rc, "cannot list the buckets");
+  struct hbuf x = HBUF_INIT;
+  xml_begin(&x, "ListAllMyBucketsResult");
+  hbuf_puts(&x, "<Owner>");
+  xml_el(&x, "ID", r->cred->access_key);
+  xml_el(&x, "DisplayName", r->cred->access_key);
+  hbuf_puts(&x, "</Owner><Buckets>");
+  for (size_t i = 0; i < n; i++) {
+    char when[32];
+    srv_iso8601(b[i].created_ms, when);
+    hbuf_puts(&x, "<Bucket>");
+    xml_el(&x, "Name", b[i].name);
+    xml_el(&x, "CreationDate", when);
+    hbuf_puts(&x, "</Bucket>");
+  }
+  hbuf_puts(&x, "</Buckets>");
+  xml_end(&x, "ListAllMyBucketsResult");
+  st_free_buckets(b, n);
+  return srv_xml(r, 200, &x);
+}
+
+static int unhex(const char *s, struct hbuf *out) {
+  size_t n = strlen(s);
+  if (n % 2)
+    return -1;
+  for (size_t i = 0; i < n; i += 2) {
+    unsigned v;
+    if (!strchr("0123456789abcdefABCDEF", s[i]) || !s[i] ||
+        !strchr("0123456789abcdefABCDEF", s[i + 1]) || !s[i + 1] ||
+        sscanf(s + i, "%2x", &v) != 1 || v == 0)
+      return -1;
+    hbuf_putc(out, (char)v);
+  }
+  hbuf_append(out, "", 0);
+  return out->oom ? -1 : 0;
+}
+
+static void contents_xml(struct req *r, struct hbuf *b, const char *key,
+                         const struct obj_meta *m, int url, int owner) {
+  char when[32];
+  srv_iso8601(m->mtime_ms, when);
+  hbuf_puts(b, "<Contents>");
+  xml_el_key(b, "Key", key, url);
+  xml_el(b, "LastModified", when);
+  xml_el(b, "ETag", m->etag);
+  xml_el_u64(b, "Size", m->size);
+  xml_el(b, "StorageClass", "STANDARD");
+  if (owner) {
+    hbuf_puts(b, "<Owner>");
+    xml_el(b, "ID", r->cred->access_key);
+    xml_el(b, "DisplayName", r->cred->access_key);
+    hbuf_puts(b, "</Owner>");
+  }
+  hbuf_puts(b, "</Contents>");
+}
+
+enum MHD_Result h_list_objects(struct req *r) {
+  int v2 = r->op == OP_LIST_OBJECTS_V2;
+  const char *prefix = req_param(r, "prefix");
+  const char *delim = req_param(r, "delimiter");
+  const char *enc = req_param(r, "encoding-type");
+  const char *token = v2 ? req_param(r, "continuation-token") : NULL;
+  const char *start_after = v2 ? req_param(r, "start-after") : NULL;
+  const char *marker_v1 = v2 ? NULL : req_param(r, "marker");
+  const char *fo = req_param(r, "fetch-owner");
+  unsigned max;
+  if (list_limit(r, "max-keys", 1000, &max) != 0)
+    return srv_fail(r);
+  if (enc && strcmp(enc, "url"))
+    return srv_error(r, 400, "InvalidArgument",
+                     "Invalid Encoding Method specified in Request");
+  int url = enc != NULL, owner = !v2 || (fo && !strcmp(fo, "true"));
+  prefix = prefix ? prefix : "";
+  if (delim && !*delim)
+    delim = NULL;
+  struct hbuf marker = HBUF_INIT;
+  if (token) {
+    if (!*token || unhex(token, &marker) != 0) {
+      hbuf_free(&marker);
+      return srv_error(r, 400, "InvalidArgument",
+                       "The continuation token provided is incorrect");
+    }
+  } else if (start_after) {
+    hbuf_puts(&marker, start_after);
+  } else if (marker_v1) {
+    hbuf_puts(&marker, marker_v1);
+  }
+  char **keys;
+  size_t n;
+  int rc = st_list_keys(r->srv, r->bucket, prefix, &keys, &n);
+  if (rc != 0) {
+    hbuf_free(&marker);
+    if (rc == -ENOENT)
+      return srv_error(r, 404, "NoSuchBucket",
+                       "The specified bucket does not exist");
+    return srv_errno(r, rc, "cannot list the bucket");
+  }
+  const char *mk = hbuf_str(&marker);
+  size_t plen = strlen(prefix);
+  struct hbuf items = HBUF_INIT, cps = HBUF_INIT;
+  unsigned count = 0;
+  int truncated = 0;
+  char *last = NULL, *last_cp = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const char *k = keys[i];
+    const char *dpos = delim ? strstr(k + plen, delim) : NULL;
+    if (dpos) {
+      size_t cl = (size_t)(dpos - k) + strlen(delim);
+      if (last_cp && strlen(last_cp) == cl && !strncmp(last_cp, k, cl))
+        continue; /* same common prefix as the entry before */
+      char *cp = strndup(k, cl);
+      if (!cp)
+        continue;
+      if (*mk && strcmp(cp, mk) <= 0) {
+        free(cp);
+        continue;
+      }
+      if (count == max) {
+        truncated = max > 0; /* max-keys=0: an empty, final page */
+        free(cp);
+        break;
+      }
+      hbuf_puts(&cps, "<CommonPrefixes>");
+      xml_el_key(&cps, "Prefix", cp, url);
+      hbuf_puts(&cps, "</CommonPrefixes>");
+      free(last_cp);
+      last_cp = cp;
+      last = cp;
+    } else {
+      if (*mk && strcmp(k, mk) <= 0)
+        continue;
+      struct obj_meta m;
+      if (st_obj_info(r->srv, r->bucket, k, &m) != 0)
+        continue; /* deleted while we list */
+      if (count == max) {
+        truncated = max > 0;
+        meta_free(&m);
+        break;
+      }
+      contents_xml(r, &items, k, &m, url, owner);
+      meta_free(&m);
+      last = keys[i];
+    }
+    count++;
+  }
+  struct hbuf x = HBUF_INIT;
+  xml_begin(&x, "ListBucketResult");
+  xml_el(&x, "Name", r->bucket);
+  xml_el_key(&x, "Prefix", prefix, url);
+  if (v2) {
+    if (token)
+      xml_el(&x, "ContinuationToken", token);
+    if (start_after)
+      xml_el_key(&x, "StartAfter", start_after, url);
+    xml_el_u64(&x, "KeyCount", count);
+  } else {
+    xml_el_key(&x, "Marker", marker_v1 ? marker_v1 : "", url);
+  }
+  xml_el_u64(&x, "MaxKeys", max);
+  if (delim)
+    xml_el_key(&x, "Delimiter", delim, url);
+  xml_el(&x, "IsTruncated", truncated ? "true" : "false");
+  if (truncated && last) {
+    if (v2) {
+      char *hex = malloc(2 * strlen(last) + 1);
+      if (hex) {
+        s3_hex((const uint8_t *)last, strlen(last), hex);
+        xml_el(&x, "NextContinuationToken", hex);
+      }
+      free(hex);
+    } else {
+      /* S3 sends NextMarker only with a delimiter; it helps without one. */
+      xml_el_key(&x, "NextMarker", last, url);
+    }
+  }
+  if (url)
+    xml_el(&x, "EncodingType", "url");
+  hbuf_append(&x, items.data ? items.data : "", items.len);
+  hbuf_append(&x, cps.data ? cps.data : "", cps.len);
+  xml_end(&x, "ListBucketResult");
+  hbuf_free(&items);
+  hbuf_free(&cps);
+  hbuf_free(&marker);
+  free(last_cp);
+  st_free_keys(keys, n);
+  return srv_xml(r, 200, &x);
+}

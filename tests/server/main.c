@@ -1,0 +1,341 @@
+/* main.c - hipobj-server: a small S3 server serving objects from a
+ * directory, the reference endpoint of hipObject's demo and the peer of its
+ * reliability tests (it can inject faults on command).
+ *
+ * This file: options, credentials, the listening socket, startup (one line
+ * with the URL on stdout once ready), logging, and a clean stop on SIGINT
+ * or SIGTERM. */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hipobj.h"
+#include "server.h"
+#include "storage.h"
+
+static const char usage_text[] =
+    "Usage: hipobj-server --root DIR [options]\n"
+    "\n"
+    "A small S3 server: buckets are the sub-directories of DIR, objects are\n"
+    "files in them. Requests must be signed with AWS Signature Version 4\n"
+    "(Authorization header or presigned URL). Path-style addressing only\n"
+    "(http://host:port/bucket/key). Prints one line,\n"
+    "  hipobj-server: listening on http://HOST:PORT\n"
+    "on stdout when ready; stops cleanly on SIGINT or SIGTERM.\n"
+    "\n"
+    "Options:\n"
+    "  --root DIR            directory holding the buckets (created if\n"
+    "                        missing; one server per directory)\n"
+    "  --listen HOST:PORT    address to listen on (default 127.0.0.1:9000;\n"
+    "                        [::1]:PORT for IPv6; port 0 picks a free port,\n"
+    "                        printed on the ready line)\n"
+    "  --access-key KEY      access key id; repeat --access-key/--secret-key\n"
+    "  --secret-key SECRET   pairs for several users (default: the\n"
+    "                        AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY\n"
+    "                        environment, which keeps the secret out of ps)\n"
+    "  --region REGION       region of the credential scope (default:\n"
+    "                        AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)\n"
+    "  --threads N           worker threads (default 4)\n"
+    "  --min-part-size SIZE  smallest non-final multipart part (default\n"
+    "                        5MiB, as S3; smaller only for experiments)\n"
+    "  --rdma auto|off       RDMA: not built yet; answers unsupported (auto\n"
+    "                        behaves like off: control requests get 501 and\n"
+    "                        X-Amz-Rdma-Protocol-Status: unsupported)\n"
+    "  --rdma-device NAME    RDMA device to use (accepted, unused for now)\n"
+    "  --faults SPEC         inject faults (see below; off by default)\n"
+    "  --log-level LEVEL     error, warn, info (default: one line per\n"
+    "                        request) or debug (adds signing details)\n"
+    "  --help                this text\n"
+    "  --version             the version\n"
+    "\n"
+    "Fault injection (also at runtime: POST /.hipobj-admin/faults with the\n"
+    "SPEC as body replaces the rules, ?append adds to them, GET shows them\n"
+    "with counters, DELETE clears them; loopback clients with a valid\n"
+    "signature only):\n";
+
+static void usage(FILE *f) {
+  fputs(usage_text, f);
+  fputs(faults_help(), f);
+}
+
+static int g_log_level = SLOG_INFO;
+
+void srv_log(const struct server *s, int level, const char *fmt, ...) {
+  int max = s ? s->log_level : g_log_level;
+  if (level > max)
+    return;
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  struct timespec ts;
+  struct tm tm;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  char when[32];
+  strftime(when, sizeof when, "%H:%M:%S", &tm);
+  va_list ap;
+  va_start(ap, fmt);
+  flockfile(stderr);
+  fprintf(stderr, "%s.%03ld " SRV_NAME " %s: ", when, ts.tv_nsec / 1000000,
+          names[level]);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  funlockfile(stderr);
+  va_end(ap);
+}
+
+double srv_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs(SRV_NAME ": ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(2);
+}
+
+/* Binds HOST:PORT ("[v6]:PORT", ":PORT" or "PORT" too; the host defaults
+ * to 127.0.0.1). Returns the listening socket; url gets the printable URL
+ * with the real port. */
+static int bind_listen(const char *spec, char *url, size_t urlsz) {
+  char host[256] = "127.0.0.1", port[16];
+  const char *colon = strrchr(spec, ':');
+  if (spec[0] == '[') {
+    const char *close = strchr(spec, ']');
+    if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof host)
+      die("--listen %s: expected [IPV6]:PORT", spec);
+    memcpy(host, spec + 1, (size_t)(close - spec - 1));
+    host[close - spec - 1] = '\0';
+    colon = close + 1;
+  } else if (colon) {
+    size_t hl = (size_t)(colon - spec);
+    if (hl >= sizeof host)
+      die("--listen %s: host name too long", spec);
+    if (hl) {
+      memcpy(host, spec, hl);
+      host[hl] = '\0';
+    }
+  }
+  snprintf(port, sizeof port, "%s", colon ? colon + 1 : spec);
+  char *end;
+  long pn = strtol(port, &end, 10);
+  if (!*port || *end || pn < 0 || pn > 65535)
+    die("--listen %s: bad port '%s'", spec, port);
+  struct addrinfo hints, *ai = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  int gai = getaddrinfo(host, port, &hints, &ai);
+  if (gai != 0)
+    die("--listen %s: %s", spec, gai_strerror(gai));
+  int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd < 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0)
+    die("cannot listen on %s: %s", spec, strerror(errno));
+  int v6 = ai->ai_family == AF_INET6;
+  freeaddrinfo(ai);
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  char nhost[NI_MAXHOST], nport[NI_MAXSERV];
+  if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+      getnameinfo((struct sockaddr *)&ss, sl, nhost, sizeof nhost, nport,
+                  sizeof nport, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    die("cannot read the listening address: %s", strerror(errno));
+  snprintf(url, urlsz, v6 ? "http://[%s]:%s" : "http://%s:%s", nhost, nport);
+  return fd;
+}
+
+static int parse_level(const char *v) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  for (int i = 0; i < 4; i++)
+    if (!strcasecmp(v, names[i]))
+      return i;
+  die("--log-level %s: expected error, warn, info or debug", v);
+  return SLOG_INFO;
+}
+
+int main(int argc, char **argv) {
+  static struct server srv;
+  const char *listen_spec = "127.0.0.1:9000", *faults_spec = NULL;
+  const char *keys[16], *secrets[16];
+  int n_keys = 0, n_secrets = 0;
+  srv.threads = 4;
+  srv.min_part_size = 5u << 20;
+  srv.log_level = SLOG_INFO;
+  static const struct option opts[] = {
+      {"root", required_argument, NULL, 'r'},
+      {"listen", required_argument, NULL, 'l'},
+      {"access-key", required_argument, NULL, 'a'},
+      {"secret-key", required_argument, NULL, 's'},
+      {"region", required_argument, NULL, 'g'},
+      {"threads", required_argument, NULL, 't'},
+      {"min-part-size", required_argument, NULL, 'm'},
+      {"rdma", required_argument, NULL, 'R'},
+      {"rdma-device", required_argument, NULL, 'D'},
+      {"faults", required_argument, NULL, 'f'},
+      {"log-level", required_argument, NULL, 'L'},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0}};
+  int c;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'r':
+      srv.root = realpath(optarg, NULL);
+      if (!srv.root)
+        srv.root = strdup(optarg); /* created by st_startup */
+      break;
+    case 'l':
+      listen_spec = optarg;
+      break;
+    case 'a':
+      if (n_keys == 16)
+        die("at most 16 --access-key options");
+      keys[n_keys++] = optarg;
+      break;
+    case 's':
+      if (n_secrets == 16)
+        die("at most 16 --secret-key options");
+      secrets[n_secrets++] = optarg;
+      break;
+    case 'g':
+      srv.region = optarg;
+      break;
+    case 't': {
+      char *end;
+      long t = strtol(optarg, &end, 10);
+      if (*end || t < 1 || t > 256)
+        die("--threads %s: expected 1..256", optarg);
+      srv.threads = (unsigned)t;
+      break;
+    }
+    case 'm':
+      if (hipobj_parse_size(optarg, &srv.min_part_size) != HIPOBJ_OK)
+        die("--min-part-size %s: expected a size such as 5MiB", optarg);
+      break;
+    case 'R':
+      if (!strcmp(optarg, "auto"))
+        srv.rdma_auto = 1;
+      else if (strcmp(optarg, "off"))
+        die("--rdma %s: expected auto or off", optarg);
+      break;
+    case 'D':
+      srv.rdma_device = optarg;
+      break;
+    case 'f':
+      faults_spec = optarg;
+      break;
+    case 'L':
+      srv.log_level = g_log_level = parse_level(optarg);
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    case 'V':
+      printf(SRV_NAME " %s\n", hipobj_version());
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (optind < argc)
+    die("unexpected argument '%s' (see --help)", argv[optind]);
+  if (!srv.root)
+    die("--root DIR is required (see --help)");
+  if (n_keys != n_secrets)
+    die("give as many --secret-key as --access-key options");
+  if (n_keys == 0) {
+    const char *ak = getenv("AWS_ACCESS_KEY_ID");
+    const char *sk = getenv("AWS_SECRET_ACCESS_KEY");
+    if (!ak || !*ak || !sk || !*sk)
+      die("no credentials: give --access-key KEY --secret-key SECRET, or set "
+          "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+    keys[0] = ak;
+    secrets[0] = sk;
+    n_keys = 1;
+  }
+  srv.creds = calloc((size_t)n_keys, sizeof *srv.creds);
+  if (!srv.creds)
+    die("out of memory");
+  for (int i = 0; i < n_keys; i++) {
+    if (!*keys[i] || !*secrets[i] || strpbrk(keys[i], "/, ;="))
+      die("access key '%s' is empty or has '/', ',', ';', '=' or spaces",
+          keys[i]);
+    srv.creds[i].access_key = keys[i];
+    srv.creds[i].secret_key = secrets[i];
+  }
+  srv.n_creds = (size_t)n_keys;
+  if (!srv.region)
+    srv.region = getenv("AWS_REGION");
+  if (!srv.region || !*srv.region)
+    srv.region = getenv("AWS_DEFAULT_REGION");
+  if (!srv.region || !*srv.region)
+    srv.region = "us-east-1";
+  srv.faults = faults_new();
+  if (!srv.faults)
+    die("out of memory");
+  struct hbuf why = HBUF_INIT;
+  if (faults_spec && faults_set(srv.faults, faults_spec, 0, &why) != 0)
+    die("--faults: %s", hbuf_str(&why));
+  if (st_startup(&srv, &why) != 0)
+    die("%s", hbuf_str(&why));
+  hbuf_free(&why);
+
+  /* Signals: handled by sigwait() in this thread only; every thread
+   * started from here on inherits the blocked mask. */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  char url[300];
+  int lfd = bind_listen(listen_spec, url, sizeof url);
+  srv.delayer = delayer_start();
+  if (!srv.delayer)
+    die("cannot start the delay thread");
+  struct MHD_Daemon *d = http_start(&srv, lfd);
+  if (!d)
+    die("cannot start the HTTP daemon on %s", listen_spec);
+  srv_log(&srv, SLOG_INFO,
+          "root %s, region %s, %zu credential(s), %u threads%s%s", srv.root,
+          srv.region, srv.n_creds, srv.threads, faults_spec ? ", faults: " : "",
+          faults_spec ? faults_spec : "");
+  if (srv.rdma_auto || srv.rdma_device)
+    srv_log(&srv, SLOG_INFO,
+            "RDMA: not built yet; answering unsupported (device %s)",
+            srv.rdma_device ? srv.rdma_device : "auto");
+  printf(SRV_NAME ": listening on %s\n", url);
+  fflush(stdout);
+
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0)
+    ;
+  srv_log(&srv, SLOG_INFO, "signal %d: stopping", sig);
+  srv.stopping = 1;
+  delayer_stop(srv.delayer);
+  MHD_stop_daemon(d); /* also closes the listening socket */
+  faults_free(srv.faults);
+  free(srv.creds);
+  free(srv.root);
+  return 0;
+}

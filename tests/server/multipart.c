@@ -1,0 +1,750 @@
+/* multipart.c - hipobj-server's multipart uploads: Create, UploadPart,
+ * Complete, Abort, ListParts and ListMultipartUploads.
+ *
+ * State lives on disk so that a restart loses nothing already uploaded:
+ * <bucket>/.hipobj/uploads/<id>/info holds the key, content type and user
+ * metadata; each part is p<NNNNN> (data) + p<NNNNN>.m (metadata, with the
+ * inode check of storage.h). A part becomes visible by rename, like an
+ * object. Complete concatenates the listed parts into a new object (with
+ * copy_file_range), commits it, leaves a small "done" record so that a
+ * retried Complete gets the same answer, and removes the upload. Every
+ * operation on one upload holds that upload's lock. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "handlers.h"
+#include "s3/xml_server.h"
+
+static int valid_upload_id(const char *id) {
+  if (!id || strlen(id) != 32)
+    return 0;
+  for (int i = 0; i < 32; i++)
+    if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+      return 0;
+  return 1;
+}
+
+static enum MHD_Result no_such_upload(struct req *r) {
+  return srv_error(r, 404, "NoSuchUpload",
+                   "The specified upload does not exist. The upload ID may "
+                   "be invalid, or the upload may have been aborted or "
+                   "completed.");
+}
+
+/* Loads the upload's info; checks it belongs to r->key. 0 or -ENOENT. */
+static int load_upload(struct req *r, const char *id, struct obj_meta *info) {
+  memset(info, 0, sizeof *info);
+  if (!valid_upload_id(id))
+    return -ENOENT;
+  char *p = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/info", id);
+  int rc = p ? meta_load(p, info) : -ENOMEM;
+  free(p);
+  if (rc == 0 && r->key && (!info->key || strcmp(info->key, r->key))) {
+    meta_free(info);
+    rc = -ENOENT;
+  }
+  return rc == -ENOMEM ? rc : rc ? -ENOENT : 0;
+}
+
+/* A part's metadata, rebuilt from the data when a crash left them out of
+ * step (see storage.h). 0 or -ENOENT. */
+static int load_part(struct req *r, const char *id, unsigned n,
+                     struct obj_meta *m) {
+  memset(m, 0, sizeof *m);
+  char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id, n);
+  char *mp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u.m", id, n);
+  int rc = -ENOMEM;
+  struct stat st;
+  if (!dp || !mp)
+    goto done;
+  if (stat(dp, &st) != 0) {
+    rc = -ENOENT;
+    goto done;
+  }
+  rc = meta_load(mp, m);
+  if (rc != 0 || m->ino != (uint64_t)st.st_ino ||
+      m->size != (uint64_t)st.st_size) {
+    if (rc == 0)
+      meta_free(m);
+    memset(m, 0, sizeof *m);
+    int fd = open(dp, O_RDONLY | O_CLOEXEC);
+    rc = fd < 0 ? -ENOENT : st_file_etag(fd, (uint64_t)st.st_size, m->etag);
+    if (fd >= 0)
+      close(fd);
+    m->ino = (uint64_t)st.st_ino;
+    m->size = (uint64_t)st.st_size;
+    m->mtime_ms = (int64_t)st.st_mtime * 1000;
+  }
+done:
+  free(dp);
+  free(mp);
+  return rc;
+}
+
+static void owner_xml(struct hbuf *x, const char *el, const struct req *r) {
+  hbuf_printf(x, "<%s>", el);
+  xml_el(x, "ID", r->cred->access_key);
+  xml_el(x, "DisplayName", r->cred->access_key);
+  hbuf_printf(x, "</%s>", el);
+}
+
+/* ---- CreateMultipartUpload ---------------------------------------------- */
+
+enum MHD_Result h_create_mpu(struct req *r) {
+  if (!st_bucket_exists(r->srv, r->bucket))
+    return srv_error(r, 404, "NoSuchBucket",
+                     "The specified bucket does not exist");
+  struct obj_meta info;
+  memset(&info, 0, sizeof info);
+  if (collect_object_headers(r, &info) != 0) {
+    meta_free(&info);
+    return srv_fail(r);
+  }
+  info.key = strdup(r->key);
+  info.mtime_ms = st_now_ms();
+  char id[33];
+  st_random_hex(id, 16);
+  struct hbuf text = HBUF_INIT;
+  meta_format(&info, &text);
+  meta_free(&info);
+  char *tmp = NULL;
+  char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
+  char *final = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/info", id);
+  int rc = text.oom || !dir || !final
+               ? -ENOMEM
+               : st_tmp_write(r->srv, r->bucket, text.data, text.len, &tmp);
+  if (rc == 0 && mkdir(dir, 0755) != 0)
+    rc = -errno;
+  if (rc == 0 && rename(tmp, final) != 0)
+    rc = -errno;
+  if (rc == 0)
+    st_fsync_dir(dir);
+  if (rc != 0 && tmp)
+    unlink(tmp);
+  hbuf_free(&text);
+  free(tmp);
+  free(dir);
+  free(final);
+  if (rc != 0)
+    return srv_errno(r, rc, "cannot create the upload");
+  snprintf(r->upload_id, sizeof r->upload_id, "%s", id);
+  struct hbuf x = HBUF_INIT;
+  xml_begin(&x, "InitiateMultipartUploadResult");
+  xml_el(&x, "Bucket", r->bucket);
+  xml_el(&x, "Key", r->key);
+  xml_el(&x, "UploadId", id);
+  xml_end(&x, "InitiateMultipartUploadResult");
+  return srv_xml(r, 200, &x);
+}
+
+/* ---- UploadPart --------------------------------------------------------- */
+
+static int parse_part_number(const char *s, unsigned *out) {
+  unsigned v = 0;
+  if (!s || !*s)
+    return -1;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || v > SRV_MAX_PARTS)
+      return -1;
+    v = v * 10 + (unsigned)(*s - '0');
+  }
+  if (v < 1 || v > SRV_MAX_PARTS)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+int upload_part_begin(struct req *r) {
+  const char *id = req_param(r, "uploadId");
+  if (parse_part_number(req_param(r, "partNumber"), &r->part_number) != 0)
+    return req_fail(r, 400, "InvalidArgument",
+                    "Part number must be an integer between 1 and 10000, "
+                    "inclusive");
+  if (!id)
+    return req_fail(r, 400, "InvalidRequest",
+                    "UploadPart needs the uploadId parameter");
+  snprintf(r->upload_id, sizeof r->upload_id, "%.32s", id);
+  struct obj_meta info;
+  if (!st_bucket_exists(r->srv, r->bucket))
+    return req_fail(r, 404, "NoSuchBucket",
+                    "The specified bucket does not exist");
+  if (load_upload(r, id, &info) != 0)
+    return req_fail(r, 404, "NoSuchUpload",
+                    "The specified upload does not exist. The upload ID may "
+                    "be invalid, or the upload may have been aborted or "
+                    "completed.");
+  meta_free(&info);
+  if (!req_header(r, "Content-Length"))
+    return req_fail(r, 411, "MissingContentLength",
+                    "You must provide the Content-Length HTTP header.");
+  if (r->expect_len > SRV_MAX_PUT)
+    return req_fail(r, 400, "EntityTooLarge",
+                    "Your proposed upload exceeds the maximum allowed size "
+                    "(5 GiB per part).");
+  return body_begin_file(r);
+}
+
+enum MHD_Result h_upload_part(struct req *r) {
+  const char *id = r->upload_id;
+  char hex[33];
+  body_md5_hex(r, hex);
+  struct obj_meta m;
+  memset(&m, 0, sizeof m);
+  snprintf(m.etag, sizeof m.etag, "\"%s\"", hex);
+  m.mtime_ms = st_now_ms();
+  struct stat st;
+  if (stat(r->tmp_path, &st) != 0)
+    return srv_errno(r, errno, "cannot stat the part");
+  m.ino = (uint64_t)st.st_ino;
+  m.size = (uint64_t)st.st_size;
+  struct hbuf text = HBUF_INIT;
+  meta_format(&m, &text);
+  char *meta_tmp = NULL;
+  int rc = text.oom ? -ENOMEM
+                    : st_tmp_write(r->srv, r->bucket, text.data, text.len,
+                                   &meta_tmp);
+  hbuf_free(&text);
+  if (rc != 0)
+    return srv_errno(r, rc, "cannot store the part");
+  char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
+  char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
+                     r->part_number);
+  char *mp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u.m", id,
+                     r->part_number);
+  struct obj_meta info;
+  int gone = 0;
+  st_upload_lock(id);
+  if (load_upload(r, id, &info) != 0)
+    gone = 1;
+  else if (!dir || !dp || !mp)
+    rc = -ENOMEM;
+  else if (rename(meta_tmp, mp) != 0 || rename(r->tmp_path, dp) != 0)
+    rc = -errno;
+  if (!gone)
+    meta_free(&info);
+  st_upload_unlock(id);
+  if (rc == 0 && !gone)
+    st_fsync_dir(dir);
+  unlink(meta_tmp); /* no-op when it was renamed */
+  free(meta_tmp);
+  free(dir);
+  free(dp);
+  free(mp);
+  if (gone)
+    return no_such_upload(r);
+  if (rc != 0)
+    return srv_errno(r, rc, "cannot store the part");
+  struct MHD_Response *resp =
+      MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (resp)
+    MHD_add_response_header(resp, "ETag", m.etag);
+  return srv_queue(r, 200, resp);
+}
+
+/* ---- CompleteMultipartUpload -------------------------------------------- */
+
+static int same_etag(const char *a, const char *b) {
+  size_t an = strlen(a), bn = strlen(b);
+  if (an >= 2 && a[0] == '"' && a[an - 1] == '"') {
+    a++;
+    an -= 2;
+  }
+  if (bn >= 2 && b[0] == '"' && b[bn - 1] == '"') {
+    b++;
+    bn -= 2;
+  }
+  return an == bn && !strncasecmp(a, b, an);
+}
+
+static int append_file(int out, const char *path, uint64_t size) {
+  int in = open(path, O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return -errno;
+  uint64_t done = 0;
+  int rc = 0;
+  while (done < size) {
+    size_t want = size - done > (1u << 30) ? (1u << 30) : (size_t)(size - done);
+    ssize_t n = copy_file_range(in, NULL, out, NULL, want, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+                  errno == EOPNOTSUPP)) {
+      /* No in-kernel copy here: plain read/write. */
+      char buf[1 << 16];
+      ssize_t k = read(in, buf, sizeof buf);
+      if (k <= 0 || write(out, buf, (size_t)k) != k) {
+        rc = k < 0 ? -errno : -EIO;
+        break;
+      }
+      n = k;
+    } else if (n <= 0) {
+      rc = n < 0 ? -errno : -EIO;
+      break;
+    }
+    done += (uint64_t)n;
+  }
+  close(in);
+  return rc;
+}
+
+static enum MHD_Result complete_result(struct req *r, const char *etag) {
+  struct hbuf x = HBUF_INIT;
+  const char *host = req_header(r, "Host");
+  xml_begin(&x, "CompleteMultipartUploadResult");
+  hbuf_printf(&x, "<Location>http://%s", host ? host : "localhost");
+  xml_esc(&x, r->raw_path);
+  hbuf_puts(&x, "</Location>");
+  xml_el(&x, "Bucket", r->bucket);
+  xml_el(&x, "Key", r->key);
+  xml_el(&x, "ETag", etag);
+  xml_end(&x, "CompleteMultipartUploadResult");
+  return srv_xml(r, 200, &x);
+}
+
+/* A Complete retried after a lost answer finds the done record. */
+static int done_record(struct req *r, const char *id, char etag[80]) {
+  struct obj_meta d;
+  char *p = st_path(r->srv, r->bucket, ".hipobj/done/%s", id);
+  int rc = p ? meta_load(p, &d) : -ENOMEM;
+  free(p);
+  if (rc != 0)
+    return -1;
+  int ok = d.key && !strcmp(d.key, r->key);
+  if (ok)
+    memcpy(etag, d.etag, 80);
+  meta_free(&d);
+  return ok ? 0 : -1;
+}
+
+static enum MHD_Result complete_locked(struct req *r, const char *id,
+                                       const struct s3_part *want, size_t n) {
+  struct obj_meta info, *parts = NULL, m;
+  memset(&m, 0, sizeof m);
+  char etag[80];
+  if (load_upload(r, id, &info) != 0) {
+    if (done_record(r, id, etag) == 0)
+      return complete_result(r, etag);
+    return no_such_upload(r);
+  }
+  enum MHD_Result res;
+  char *tmp = NULL;
+  int fd = -1;
+  size_t loaded = 0;
+  parts = calloc(n, sizeof *parts);
+  if (!parts) {
+    res = srv_error(r, 500, "InternalError", "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (load_part(r, id, want[i].number, &parts[i]) != 0 ||
+        !same_etag(parts[i].etag, want[i].etag)) {
+      res = srv_error(r, 400, "InvalidPart",
+                      "One or more of the specified parts could not be "
+                      "found. The part may not have been uploaded, or the "
+                      "specified entity tag may not match the part's entity "
+                      "tag. (part %u)",
+                      want[i].number);
+      loaded = i + 1;
+      goto done;
+    }
+    loaded = i + 1;
+  }
+  for (size_t i = 0; i + 1 < n; i++)
+    if (parts[i].size < r->srv->min_part_size) {
+      res = srv_error(r, 400, "EntityTooSmall",
+                      "Your proposed upload is smaller than the minimum "
+                      "allowed object size. (part %u has %llu bytes; every "
+                      "part but the last needs at least %llu)",
+                      want[i].number, (unsigned long long)parts[i].size,
+                      (unsigned long long)r->srv->min_part_size);
+      goto done;
+    }
+  /* ETag: MD5 of the parts' binary MD5s, then "-<count>". */
+  struct s3_md5_ctx *md5 = s3_md5_begin();
+  m.parts = calloc(n, sizeof *m.parts);
+  if (!md5 || !m.parts) {
+    s3_md5_abandon(md5);
+    res = srv_error(r, 500, "InternalError", "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint8_t bin[16];
+    const char *h = parts[i].etag + (parts[i].etag[0] == '"');
+    for (int k = 0; k < 16; k++) {
+      unsigned v = 0;
+      sscanf(h + 2 * k, "%2x", &v);
+      bin[k] = (uint8_t)v;
+    }
+    s3_md5_update(md5, bin, 16);
+    m.parts[i] = parts[i].size;
+  }
+  uint8_t d[16];
+  char hex[33];
+  s3_md5_end(md5, d);
+  s3_hex(d, 16, hex);
+  m.n_parts = (unsigned)n;
+  snprintf(m.etag, sizeof m.etag, "\"%s-%zu\"", hex, n);
+  m.key = strdup(r->key);
+  m.ctype = info.ctype ? strdup(info.ctype) : NULL;
+  hbuf_puts(&m.hdrs, hbuf_str(&info.hdrs));
+
+  fd = st_tmp_create(r->srv, r->bucket, &tmp);
+  int rc = fd < 0 ? fd : 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
+                       want[i].number);
+    rc = dp ? append_file(fd, dp, parts[i].size) : -ENOMEM;
+    free(dp);
+  }
+  if (rc == 0 && fsync(fd) != 0)
+    rc = -errno;
+  if (rc == 0)
+    rc = st_obj_commit(r->srv, r->bucket, r->key, tmp, &m);
+  if (rc != 0) {
+    res = srv_errno(r, rc, "cannot assemble the object");
+    goto done;
+  }
+  /* The done record first, then the upload goes: a crash in between
+   * leaves an upload whose Complete can simply be repeated. */
+  struct obj_meta rec;
+  memset(&rec, 0, sizeof rec);
+  memcpy(rec.etag, m.etag, sizeof rec.etag);
+  rec.key = r->key;
+  rec.mtime_ms = st_now_ms();
+  struct hbuf text = HBUF_INIT;
+  meta_format(&rec, &text);
+  char *rec_tmp = NULL,
+       *rec_path = st_path(r->srv, r->bucket, ".hipobj/done/%s", id);
+  if (!text.oom && rec_path &&
+      st_tmp_write(r->srv, r->bucket, text.data, text.len, &rec_tmp) == 0 &&
+      rename(rec_tmp, rec_path) != 0)
+    unlink(rec_tmp);
+  hbuf_free(&text);
+  free(rec_tmp);
+  free(rec_path);
+  char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
+  if (dir)
+    st_discard_tree(r->srv, dir);
+  free(dir);
+  res = complete_result(r, m.etag);
+done:
+  if (fd >= 0)
+    close(fd);
+  if (tmp) {
+    unlink(tmp);
+    free(tmp);
+  }
+  for (size_t i = 0; i < loaded; i++)
+    meta_free(&parts[i]);
+  free(parts);
+  meta_free(&m);
+  meta_free(&info);
+  return res;
+}
+
+enum MHD_Result h_complete_mpu(struct req *r) {
+  const char *id = req_param(r, "uploadId");
+  snprintf(r->upload_id, sizeof r->upload_id, "%.32s", id ? id : "");
+  struct s3_part *want = NULL;
+  size_t n = 0;
+  struct hbuf why = HBUF_INIT;
+  if (s3_xml_parse_complete_request(r->mem.data, r->mem.len, &want, &n, &why) !=
+      0) {
+    enum MHD_Result res =
+        srv_error(r, 400, "MalformedXML",
+                  "The XML you provided was not well-formed or did not "
+                  "validate against our published schema: %s",
+                  hbuf_str(&why));
+    hbuf_free(&why);
+    return res;
+  }
+  hbuf_free(&why);
+  for (size_t i = 1; i < n; i++)
+    if (want[i].number <= want[i - 1].number) {
+      free(want);
+      return srv_error(r, 400, "InvalidPartOrder",
+                       "The list of parts was not in ascending order. The "
+                       "parts list must be specified in order by part "
+                       "number.");
+    }
+  if (!valid_upload_id(id)) {
+    free(want);
+    return no_such_upload(r);
+  }
+  st_upload_lock(id);
+  enum MHD_Result res = complete_locked(r, id, want, n);
+  st_upload_unlock(id);
+  free(want);
+  return res;
+}
+
+/* ---- AbortMultipartUpload ----------------------------------------------- */
+
+enum MHD_Result h_abort_mpu(struct req *r) {
+  const char *id = req_param(r, "uploadId");
+  snprintf(r->upload_id, sizeof r->upload_id, "%.32s", id ? id : "");
+  struct obj_meta info;
+  if (!st_bucket_exists(r->srv, r->bucket))
+    return srv_error(r, 404, "NoSuchBucket",
+                     "The specified bucket does not exist");
+  if (!valid_upload_id(id))
+    return no_such_upload(r);
+  st_upload_lock(id);
+  int rc = load_upload(r, id, &info);
+  if (rc == 0) {
+    meta_free(&info);
+    char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
+    rc = dir ? st_discard_tree(r->srv, dir) : -ENOMEM;
+    free(dir);
+  }
+  st_upload_unlock(id);
+  if (rc == -ENOENT)
+    return no_such_upload(r);
+  if (rc != 0)
+    return srv_errno(r, rc, "cannot abort the upload");
+  return srv_empty(r, 204);
+}
+
+/* ---- ListParts ---------------------------------------------------------- */
+
+static int cmp_uint(const void *a, const void *b) {
+  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+  return x < y ? -1 : x > y;
+}
+
+enum MHD_Result h_list_parts(struct req *r) {
+  const char *id = req_param(r, "uploadId");
+  snprintf(r->upload_id, sizeof r->upload_id, "%.32s", id ? id : "");
+  unsigned max = 1000, marker = 0;
+  const char *pm = req_param(r, "part-number-marker");
+  if (list_limit(r, "max-parts", 1000, &max) != 0)
+    return srv_fail(r);
+  if (pm && *pm && (sscanf(pm, "%u", &marker) != 1 || marker > SRV_MAX_PARTS))
+    return srv_error(r, 400, "InvalidArgument",
+                     "part-number-marker must be an integer from 0 to "
+                     "10000");
+  if (!st_bucket_exists(r->srv, r->bucket))
+    return srv_error(r, 404, "NoSuchBucket",
+                     "The specified bucket does not exist");
+  struct obj_meta info;
+  if (load_upload(r, id, &info) != 0)
+    return no_such_upload(r);
+  meta_free(&info);
+  char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
+  DIR *d = dir ? opendir(dir) : NULL;
+  free(dir);
+  if (!d)
+    return no_such_upload(r);
+  unsigned *nums = malloc(SRV_MAX_PARTS * sizeof *nums);
+  size_t n = 0;
+  struct dirent *e;
+  while (nums && (e = readdir(d))) {
+    unsigned v;
+    char tail;
+    if (e->d_name[0] == 'p' && strlen(e->d_name) == 6 &&
+        sscanf(e->d_name + 1, "%5u%c", &v, &tail) == 1 && v >= 1 &&
+        v <= SRV_MAX_PARTS && n < SRV_MAX_PARTS)
+      nums[n++] = v;
+  }
+  closedir(d);
+  if (!nums)
+    return srv_error(r, 500, "InternalError", "out of memory");
+  qsort(nums, n, sizeof *nums, cmp_uint);
+  struct hbuf x = HBUF_INIT;
+  xml_begin(&x, "ListPartsResult");
+  xml_el(&x, "Bucket", r->bucket);
+  xml_el(&x, "Key", r->key);
+  xml_el(&x, "UploadId", id);
+  owner_xml(&x, "Initiator", r);
+  owner_xml(&x, "Owner", r);
+  xml_el(&x, "StorageClass", "STANDARD");
+  xml_el_u64(&x, "PartNumberMarker", marker);
+  struct hbuf items = HBUF_INIT;
+  unsigned listed = 0, last = marker;
+  int truncated = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (nums[i] <= marker)
+      continue;
+    if (listed == max) {
+      truncated = 1;
+      break;
+    }
+    struct obj_meta pm_;
+    if (load_part(r, id, nums[i], &pm_) != 0)
+      continue;
+    char when[32];
+    srv_iso8601(pm_.mtime_ms, when);
+    hbuf_puts(&items, "<Part>");
+    xml_el_u64(&items, "PartNumber", nums[i]);
+    xml_el(&items, "LastModified", when);
+    xml_el(&items, "ETag", pm_.etag);
+    xml_el_u64(&items, "Size", pm_.size);
+    hbuf_puts(&items, "</Part>");
+    meta_free(&pm_);
+    last = nums[i];
+    listed++;
+  }
+  free(nums);
+  xml_el_u64(&x, "NextPartNumberMarker", last);
+  xml_el_u64(&x, "MaxParts", max);
+  xml_el(&x, "IsTruncated", truncated ? "true" : "false");
+  hbuf_append(&x, items.data ? items.data : "", items.len);
+  hbuf_free(&items);
+  xml_end(&x, "ListPartsResult");
+  return srv_xml(r, 200, &x);
+}
+
+/* ---- ListMultipartUploads ----------------------------------------------- */
+
+struct upload_ent {
+  char *key;
+  char id[33];
+  int64_t initiated;
+};
+
+static int cmp_upload(const void *a, const void *b) {
+  const struct upload_ent *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  if (c)
+    return c;
+  if (x->initiated != y->initiated)
+    return x->initiated < y->initiated ? -1 : 1;
+  return strcmp(x->id, y->id);
+}
+
+enum MHD_Result h_list_uploads(struct req *r) {
+  const char *prefix = req_param(r, "prefix"),
+             *delim = req_param(r, "delimiter");
+  const char *km = req_param(r, "key-marker");
+  const char *um = req_param(r, "upload-id-marker");
+  const char *enc = req_param(r, "encoding-type");
+  unsigned max = 1000;
+  if (list_limit(r, "max-uploads", 1000, &max) != 0)
+    return srv_fail(r);
+  if (enc && strcmp(enc, "url"))
+    return srv_error(r, 400, "InvalidArgument",
+                     "Invalid Encoding Method specified in Request");
+  int url = enc != NULL;
+  prefix = prefix ? prefix : "";
+  delim = delim && *delim ? delim : NULL;
+  char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads");
+  DIR *d = dir ? opendir(dir) : NULL;
+  free(dir);
+  /* A bucket made by hand has no uploads directory yet: no uploads. */
+  if (!d && !st_bucket_exists(r->srv, r->bucket))
+    return srv_error(r, 404, "NoSuchBucket",
+                     "The specified bucket does not exist");
+  struct upload_ent *ents = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    struct obj_meta info;
+    if (!valid_upload_id(e->d_name) || load_upload(r, e->d_name, &info) != 0)
+      continue;
+    if (!info.key || strncmp(info.key, prefix, strlen(prefix))) {
+      meta_free(&info);
+      continue;
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 32;
+      struct upload_ent *ne = realloc(ents, cap * sizeof *ne);
+      if (!ne) {
+        meta_free(&info);
+        break;
+      }
+      ents = ne;
+    }
+    ents[n].key = info.key;
+    info.key = NULL;
+    memcpy(ents[n].id, e->d_name, 33);
+    ents[n].initiated = info.mtime_ms;
+    n++;
+    meta_free(&info);
+  }
+  if (d)
+    closedir(d);
+  if (n)
+    qsort(ents, n, sizeof *ents, cmp_upload);
+  struct hbuf x = HBUF_INIT, items = HBUF_INIT, cps = HBUF_INIT;
+  xml_begin(&x, "ListMultipartUploadsResult");
+  xml_el(&x, "Bucket", r->bucket);
+  xml_el_key(&x, "KeyMarker", km ? km : "", url);
+  xml_el(&x, "UploadIdMarker", um ? um : "");
+  unsigned listed = 0;
+  int truncated = 0;
+  const char *next_key = "", *next_id = "", *last_cp = NULL;
+  char *cp_store = NULL;
+  size_t plen = strlen(prefix);
+  for (size_t i = 0; i < n; i++) {
+    int after =
+        !km || !*km || strcmp(ents[i].key, km) > 0 ||
+        (!strcmp(ents[i].key, km) && um && *um && strcmp(ents[i].id, um) > 0);
+    if (!after)
+      continue;
+    const char *dpos = delim ? strstr(ents[i].key + plen, delim) : NULL;
+    if (dpos) {
+      size_t cl = (size_t)(dpos - ents[i].key) + strlen(delim);
+      if (last_cp && strlen(last_cp) == cl &&
+          !strncmp(last_cp, ents[i].key, cl))
+        continue;
+      if (km && *km && strncmp(ents[i].key, km, cl) == 0 && strlen(km) >= cl)
+        continue; /* that prefix was listed on an earlier page */
+      if (listed == max) {
+        truncated = 1;
+        break;
+      }
+      free(cp_store);
+      cp_store = strndup(ents[i].key, cl);
+      last_cp = cp_store;
+      hbuf_puts(&cps, "<CommonPrefixes>");
+      xml_el_key(&cps, "Prefix", cp_store, url);
+      hbuf_puts(&cps, "</CommonPrefixes>");
+      next_key = cp_store;
+      next_id = "";
+    } else {
+      if (listed == max) {
+        truncated = 1;
+        break;
+      }
+      char when[32];
+      srv_iso8601(ents[i].initiated, when);
+      hbuf_puts(&items, "<Upload>");
+      xml_el_key(&items, "Key", ents[i].key, url);
+      xml_el(&items, "UploadId", ents[i].id);
+      owner_xml(&items, "Initiator", r);
+      owner_xml(&items, "Owner", r);
+      xml_el(&items, "StorageClass", "STANDARD");
+      xml_el(&items, "Initiated", when);
+      hbuf_puts(&items, "</Upload>");
+      next_key = ents[i].key;
+      next_id = ents[i].id;
+    }
+    listed++;
+  }
+  xml_el_key(&x, "NextKeyMarker", truncated ? next_key : "", url);
+  xml_el(&x, "NextUploadIdMarker", truncated ? next_id : "");
+  if (delim)
+    xml_el_key(&x, "Delimiter", delim, url);
+  xml_el_key(&x, "Prefix", prefix, url);
+  xml_el_u64(&x, "MaxUploads", max);
+  xml_el(&x, "IsTruncated", truncated ? "true" : "false");
+  if (url)
+    xml_el(&x, "EncodingType", "url");
+  hbuf_append(&x, items.data ? items.data : "", items.len);
+  hbuf_append(&x, cps.data ? cps.data : "", cps.len);
+  xml_end(&x, "ListMultipartUploadsResult");
+  hbuf_free(&items);
+  hbuf_free(&cps);
+  free(cp_store);
+  for (size_t i = 0; i < n; i++)
+    free(ents[i].key);
+  free(ents);
+  return srv_xml(r, 200, &x);
+}

@@ -1,0 +1,239 @@
+/* respond.c - every answer of hipobj-server goes through here: S3 error
+ * documents, XML and empty answers, object bodies streamed from files, the
+ * headers common to all answers (x-amz-request-id), and the faults that
+ * act on a response body (short body, closed connection, corrupted byte,
+ * malformed XML, crash after the operation). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server.h"
+
+struct body_src {
+  int fd;       /* -1 for memory */
+  char *mem;    /* owned copy */
+  uint64_t off; /* file offset of body byte 0 */
+  uint64_t limit;
+  int corrupt;
+  uint64_t corrupt_at;
+};
+
+static ssize_t src_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  struct body_src *s = cls;
+  if (pos >= s->limit)
+    /* A deliberately short body: MHD closes the connection. */
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+  uint64_t want = s->limit - pos;
+  if (want > max)
+    want = max;
+  ssize_t n;
+  if (s->mem) {
+    memcpy(buf, s->mem + pos, (size_t)want);
+    n = (ssize_t)want;
+  } else {
+    do
+      n = pread(s->fd, buf, (size_t)want, (off_t)(s->off + pos));
+    while (n < 0 && errno == EINTR);
+    if (n <= 0)
+      return MHD_CONTENT_READER_END_WITH_ERROR;
+  }
+  if (s->corrupt && s->corrupt_at >= pos && s->corrupt_at < pos + (uint64_t)n)
+    buf[s->corrupt_at - pos] ^= (char)0xff;
+  return n;
+}
+
+static void src_free(void *cls) {
+  struct body_src *s = cls;
+  if (s->fd >= 0)
+    close(s->fd);
+  free(s->mem);
+  free(s);
+}
+
+/* Does a body fault apply to this answer's body? */
+static int body_fault(const struct req *r) {
+  switch (r->fault.action) {
+  case FA_CLOSE:
+    return !r->fault_on_request;
+  case FA_SHORT:
+  case FA_CORRUPT:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static struct MHD_Response *faulty_body(struct req *r, int fd, char *mem,
+                                        uint64_t off, uint64_t len) {
+  struct body_src *s = calloc(1, sizeof *s);
+  if (!s) {
+    if (fd >= 0)
+      close(fd);
+    free(mem);
+    return NULL;
+  }
+  s->fd = fd;
+  s->mem = mem;
+  s->off = off;
+  s->limit = len;
+  uint64_t arg = r->fault.arg;
+  switch (r->fault.action) {
+  case FA_CLOSE:
+    s->limit = arg < len ? arg : len;
+    break;
+  case FA_SHORT:
+    if (!r->fault.has_arg)
+      arg = 1;
+    s->limit = len - (arg < len ? arg : len);
+    break;
+  case FA_CORRUPT:
+    s->corrupt = len > 0;
+    s->corrupt_at = r->fault.has_arg ? (arg < len ? arg : len - 1) : len / 2;
+    break;
+  default:
+    break;
+  }
+  srv_log(r->srv, SLOG_INFO, "%s: fault: body of %llu bytes, %llu sent%s",
+          r->id, (unsigned long long)len, (unsigned long long)s->limit,
+          s->corrupt ? ", one byte corrupted" : "");
+  r->bytes_out = s->limit;
+  struct MHD_Response *resp =
+      MHD_create_response_from_callback(len, 64 * 1024, src_read, s, src_free);
+  if (!resp)
+    src_free(s);
+  return resp;
+}
+
+struct MHD_Response *srv_body_fd(struct req *r, int fd, uint64_t off,
+                                 uint64_t len) {
+  if (body_fault(r))
+    return faulty_body(r, fd, NULL, off, len);
+  r->bytes_out = len;
+  struct MHD_Response *resp =
+      MHD_create_response_from_fd_at_offset64(len, fd, off);
+  if (!resp)
+    close(fd);
+  return resp;
+}
+
+struct MHD_Response *srv_body_mem(struct req *r, const void *data, size_t len) {
+  if (body_fault(r)) {
+    char *copy = malloc(len ? len : 1);
+    if (!copy)
+      return NULL;
+    memcpy(copy, data, len);
+    return faulty_body(r, -1, copy, 0, len);
+  }
+  r->bytes_out = len;
+  return MHD_create_response_from_buffer(len, (void *)data,
+                                         MHD_RESPMEM_MUST_COPY);
+}
+
+enum MHD_Result srv_queue(struct req *r, int http, struct MHD_Response *resp) {
+  if (!resp) {
+    srv_log(r->srv, SLOG_ERROR, "%s: cannot build the answer (out of memory)",
+            r->id);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, "x-amz-request-id", r->id);
+  MHD_add_response_header(resp, "x-amz-id-2", r->id);
+  MHD_add_response_header(resp, "Server", SRV_NAME);
+  if (r->fault.action == FA_CRASH_AFTER && http < 300) {
+    srv_log(r->srv, SLOG_WARN, "%s: fault: crash after %s", r->id,
+            srv_op_name(r->op));
+    _exit(70);
+  }
+  if (!strcmp(r->method, "HEAD"))
+    r->bytes_out = 0;
+  r->http_status = http;
+  r->state = RS_ANSWERED;
+  enum MHD_Result q = MHD_queue_response(r->conn, (unsigned)http, resp);
+  MHD_destroy_response(resp);
+  return q;
+}
+
+struct MHD_Response *srv_error_response(struct req *r, const char *code,
+                                        const char *msg) {
+  struct hbuf b = HBUF_INIT;
+  hbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
+  xml_el(&b, "Code", code);
+  /* S3 never sends an empty Message; neither do we. */
+  xml_el(&b, "Message", msg && *msg ? msg : code);
+  if (r->bucket)
+    xml_el(&b, "BucketName", r->bucket);
+  if (r->key)
+    xml_el(&b, "Key", r->key);
+  if (r->upload_id[0])
+    xml_el(&b, "UploadId", r->upload_id);
+  xml_el(&b, "Resource", r->raw_path ? r->raw_path : "/");
+  xml_el(&b, "RequestId", r->id);
+  xml_el(&b, "HostId", r->id);
+  hbuf_puts(&b, "</Error>");
+  struct MHD_Response *resp = NULL;
+  if (!b.oom) {
+    resp =
+        MHD_create_response_from_buffer(b.len, b.data, MHD_RESPMEM_MUST_COPY);
+    r->bytes_out = b.len;
+  }
+  hbuf_free(&b);
+  if (resp)
+    MHD_add_response_header(resp, "Content-Type", "application/xml");
+  return resp;
+}
+
+enum MHD_Result srv_error(struct req *r, int http, const char *code,
+                          const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  srv_log(r->srv, SLOG_DEBUG, "%s: %d %s: %s", r->id, http, code, msg);
+  return srv_queue(r, http, srv_error_response(r, code, msg));
+}
+
+enum MHD_Result srv_fail(struct req *r) {
+  if (!r->err_http)
+    return srv_error(r, 500, "InternalError",
+                     "We encountered an internal error. Please try again.");
+  return srv_error(r, r->err_http, r->err_code, "%s", r->err_msg);
+}
+
+enum MHD_Result srv_errno(struct req *r, int err, const char *what) {
+  if (err < 0)
+    err = -err;
+  srv_log(r->srv, SLOG_WARN, "%s: %s: %s", r->id, what, strerror(err));
+  if (err == ENOSPC || err == EDQUOT)
+    return srv_error(r, 507, "InsufficientStorage", "%s: %s", what,
+                     strerror(err));
+  return srv_error(r, 500, "InternalError", "%s: %s", what, strerror(err));
+}
+
+enum MHD_Result srv_xml(struct req *r, int http, struct hbuf *xml) {
+  if (xml->oom) {
+    hbuf_free(xml);
+    return srv_error(r, 500, "InternalError", "out of memory");
+  }
+  size_t len = xml->len;
+  if (r->fault.action == FA_BADXML && http < 300) {
+    /* Half a document: the root element is never closed. */
+    len /= 2;
+    srv_log(r->srv, SLOG_INFO, "%s: fault: XML answer cut to %zu bytes", r->id,
+            len);
+  }
+  struct MHD_Response *resp = srv_body_mem(r, xml->data ? xml->data : "", len);
+  hbuf_free(xml);
+  if (resp)
+    MHD_add_response_header(resp, "Content-Type", "application/xml");
+  return srv_queue(r, http, resp);
+}
+
+enum MHD_Result srv_empty(struct req *r, int http) {
+  r->bytes_out = 0;
+  return srv_queue(
+      r, http,
+      MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+}

@@ -1,0 +1,282 @@
+/* server.h - internals of hipobj-server shared by its source files: the
+ * configuration, the state of one request, and what each file provides.
+ *
+ * Files: main.c (options, start, signals), http.c (libmicrohttpd glue,
+ * routing, request phases, logging), respond.c (answers, error XML, body
+ * faults), xmlw.c (XML writers), auth.c (SigV4 verification), body.c
+ * (request bodies: temp files, hashes), chunked.c (aws-chunked decoding),
+ * storage.c + objfile.c (buckets and objects on disk), objects.c (object
+ * and bucket operations), multipart.c (multipart uploads), listing.c
+ * (listings), faults.c (fault injection and its admin endpoint), delay.c
+ * (delayed answers), rdma.c (RDMA paths, declined in this build). */
+#ifndef HIPOBJ_SERVER_H
+#define HIPOBJ_SERVER_H
+
+#include <microhttpd.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "s3/crypto.h"
+#include "s3/md5_stream.h"
+#include "src/buf.h"
+
+#define SRV_NAME "hipobj-server"
+#define SRV_MAX_KEY 1024
+#define SRV_MAX_PUT (5ull << 30) /* one PUT or one part */
+#define SRV_MAX_PARTS 10000u
+#define SRV_SKEW_S (15 * 60)
+#define SRV_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
+
+/* ---- main.c ---------------------------------------------------------- */
+
+enum srv_log_level { SLOG_ERROR = 0, SLOG_WARN, SLOG_INFO, SLOG_DEBUG };
+
+struct srv_cred {
+  const char *access_key;
+  const char *secret_key;
+};
+
+struct faults;
+struct delayer;
+
+struct server {
+  char *root; /* absolute, no trailing '/' */
+  struct srv_cred *creds;
+  size_t n_creds;
+  const char *region;
+  int log_level;
+  int rdma_auto; /* --rdma auto: accepted; behaves like off in this build */
+  const char *rdma_device;
+  uint64_t min_part_size;
+  unsigned threads;
+  struct faults *faults;
+  struct delayer *delayer;
+  volatile int stopping;
+};
+
+void srv_log(const struct server *s, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+double srv_now(void); /* monotonic seconds */
+
+/* ---- operations ------------------------------------------------------- */
+
+#define SRV_OPS(X)                                                             \
+  X(UNKNOWN, "Unknown")                                                        \
+  X(LIST_BUCKETS, "ListBuckets")                                               \
+  X(CREATE_BUCKET, "CreateBucket")                                             \
+  X(DELETE_BUCKET, "DeleteBucket")                                             \
+  X(HEAD_BUCKET, "HeadBucket")                                                 \
+  X(GET_LOCATION, "GetBucketLocation")                                         \
+  X(GET_VERSIONING, "GetBucketVersioning")                                     \
+  X(LIST_OBJECTS, "ListObjects")                                               \
+  X(LIST_OBJECTS_V2, "ListObjectsV2")                                          \
+  X(LIST_UPLOADS, "ListMultipartUploads")                                      \
+  X(DELETE_OBJECTS, "DeleteObjects")                                           \
+  X(PUT_OBJECT, "PutObject")                                                   \
+  X(GET_OBJECT, "GetObject")                                                   \
+  X(HEAD_OBJECT, "HeadObject")                                                 \
+  X(DELETE_OBJECT, "DeleteObject")                                             \
+  X(CREATE_MPU, "CreateMultipartUpload")                                       \
+  X(UPLOAD_PART, "UploadPart")                                                 \
+  X(COMPLETE_MPU, "CompleteMultipartUpload")                                   \
+  X(ABORT_MPU, "AbortMultipartUpload")                                         \
+  X(LIST_PARTS, "ListParts")                                                   \
+  X(RDMA_PREPARE, "RdmaPrepare")                                               \
+  X(RDMA_READY, "RdmaReady")                                                   \
+  X(RDMA_CANCEL, "RdmaCancel")                                                 \
+  X(ADMIN, "Admin")                                                            \
+  X(NOT_IMPLEMENTED, "NotImplemented")
+
+enum srv_op {
+#define SRV_OP_ENUM(id, name) OP_##id,
+  SRV_OPS(SRV_OP_ENUM)
+#undef SRV_OP_ENUM
+      OP_COUNT
+};
+
+const char *srv_op_name(enum srv_op op);
+int srv_op_from_name(const char *name); /* -1 when unknown */
+
+/* ---- one request ------------------------------------------------------ */
+
+enum payload_mode {
+  PAY_HASHED,           /* x-amz-content-sha256 = hex SHA-256 of the body */
+  PAY_UNSIGNED,         /* UNSIGNED-PAYLOAD */
+  PAY_CHUNKED_SIGNED,   /* STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER] */
+  PAY_CHUNKED_UNSIGNED, /* STREAMING-UNSIGNED-PAYLOAD-TRAILER */
+};
+
+enum body_sink { SINK_DISCARD = 0, SINK_FILE, SINK_MEM };
+enum req_state { RS_NEW = 0, RS_DELAYED, RS_BODY, RS_ANSWERED };
+
+enum fault_action {
+  FA_NONE = 0,
+  FA_STATUS,       /* answer an S3 error */
+  FA_DROP,         /* close the connection without an answer */
+  FA_CLOSE,        /* close after N body bytes (request or response) */
+  FA_SHORT,        /* send N bytes fewer than Content-Length */
+  FA_CORRUPT,      /* flip one byte of the response body */
+  FA_BADXML,       /* cut the XML answer in half */
+  FA_CRASH,        /* _exit() on arrival */
+  FA_CRASH_AFTER,  /* _exit() after the operation, before the answer */
+  FA_RDMA_DECLINE, /* decline RDMA (what this build always does) */
+  FA_RDMA_FAIL,    /* fail the RDMA data phase (no engine yet: recorded) */
+  FA_DELAY,        /* only inside rules; delays add up in fault_hit */
+};
+
+struct fault_hit {
+  enum fault_action action;
+  int status;
+  char code[48];
+  uint64_t arg;
+  int has_arg;
+  unsigned delay_ms;
+};
+
+struct srv_param {
+  char *name;
+  char *value; /* NULL for a bare name ("?uploads") */
+};
+
+struct srv_header {
+  const char *name; /* as MHD keeps them, valid for the request */
+  const char *value;
+};
+
+struct chunk_dec;
+
+struct req {
+  struct server *srv;
+  struct MHD_Connection *conn;
+  const char *method;
+  char *raw_uri;         /* the request target exactly as received */
+  char *raw_path;        /* up to '?' (undecoded: the canonical URI) */
+  const char *raw_query; /* after '?', "" when none */
+  struct srv_param *params;
+  size_t n_params;
+  struct srv_header *hdrs;
+  size_t n_hdrs;
+  char *bucket; /* decoded; NULL for the service */
+  char *key;    /* decoded; NULL for bucket-level requests */
+  enum srv_op op;
+  char id[17];
+  double t0;
+  enum req_state state;
+  int http_status;
+  uint64_t bytes_in, bytes_out;
+
+  /* auth.c */
+  const struct srv_cred *cred;
+  enum payload_mode pay;
+  char payload_hash[65]; /* hex, when pay == PAY_HASHED */
+  char amz_date[17];
+  char seed_sig[65]; /* the request signature: seed of chunk signatures */
+
+  /* body.c */
+  enum body_sink sink;
+  int tmp_fd;
+  char *tmp_path;
+  struct s3_sha256_ctx *sha;
+  struct s3_md5_ctx *md5;
+  struct hbuf mem;
+  size_t mem_max;
+  uint64_t body_len;   /* decoded payload bytes */
+  uint64_t expect_len; /* Content-Length or x-amz-decoded-content-length */
+  struct chunk_dec *chunk;
+  uint8_t md5_digest[16]; /* valid after body_finish() for SINK_FILE */
+
+  /* a failure recorded for the answer (http 0: none) */
+  int err_http;
+  char err_code[48];
+  char err_msg[300];
+
+  struct fault_hit fault;
+  int fault_evaluated;
+  int fault_on_request; /* FA_CLOSE counts request body bytes */
+
+  /* operation scratch */
+  unsigned part_number;
+  char upload_id[40];
+  int rdma_token; /* a well-formed x-amz-rdma-token was sent */
+};
+
+/* http.c: request accessors. */
+const char *req_header(const struct req *r, const char *name);
+const char *req_param(const struct req *r, const char *name);
+int req_has_param(const struct req *r, const char *name);
+/* Records a failure to answer later; returns -1. */
+int req_fail(struct req *r, int http, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Starts the daemon on a bound listening socket. */
+struct MHD_Daemon *http_start(struct server *s, int listen_fd);
+
+/* respond.c */
+enum MHD_Result srv_error(struct req *r, int http, const char *code,
+                          const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+enum MHD_Result srv_fail(struct req *r); /* answers r->err_* */
+struct MHD_Response *srv_error_response(struct req *r, const char *code,
+                                        const char *msg);
+enum MHD_Result srv_xml(struct req *r, int http, struct hbuf *xml);
+enum MHD_Result srv_empty(struct req *r, int http);
+struct MHD_Response *srv_body_fd(struct req *r, int fd, uint64_t off,
+                                 uint64_t len);
+struct MHD_Response *srv_body_mem(struct req *r, const void *data, size_t len);
+enum MHD_Result srv_queue(struct req *r, int http, struct MHD_Response *resp);
+enum MHD_Result srv_errno(struct req *r, int err, const char *what);
+
+/* xmlw.c */
+void xml_begin(struct hbuf *b, const char *root);
+void xml_end(struct hbuf *b, const char *root);
+void xml_esc(struct hbuf *b, const char *s);
+void xml_el(struct hbuf *b, const char *name, const char *text);
+void xml_el_u64(struct hbuf *b, const char *name, uint64_t v);
+void xml_el_key(struct hbuf *b, const char *name, const char *text,
+                int url_encode);
+void srv_http_date(int64_t sec, char out[40]);
+void srv_iso8601(int64_t ms, char out[32]);
+
+/* auth.c */
+int auth_check(struct req *r);
+int auth_is_loopback(struct req *r);
+void auth_chunk_signature(const struct req *r, const char *prev_sig,
+                          const char *chunk_sha_hex, char out[65]);
+
+/* body.c */
+int body_begin_file(struct req *r);
+int body_begin_mem(struct req *r, size_t max);
+int body_feed(struct req *r, const char *data, size_t n);
+int body_finish(struct req *r);
+void body_cleanup(struct req *r);
+void body_md5_hex(const struct req *r, char out[33]);
+
+/* chunked.c */
+struct chunk_dec *chunk_new(int verify);
+void chunk_free(struct chunk_dec *d);
+/* Decodes raw aws-chunked bytes; payload bytes go to emit(). -1 with the
+ * failure recorded in r. */
+int chunk_feed(struct req *r, struct chunk_dec *d, const char *data, size_t n,
+               int (*emit)(struct req *, const char *, size_t));
+int chunk_complete(const struct chunk_dec *d);
+
+/* delay.c: suspends a connection and resumes it after ms. */
+struct delayer *delayer_start(void);
+void delayer_stop(struct delayer *d);
+void delayer_add(struct delayer *d, struct MHD_Connection *c, unsigned ms);
+
+/* faults.c */
+struct faults *faults_new(void);
+void faults_free(struct faults *f);
+/* Replaces (or, append != 0, extends) the rules. -1 with a reason. */
+int faults_set(struct faults *f, const char *spec, int append,
+               struct hbuf *why);
+void faults_describe(struct faults *f, struct hbuf *out);
+void faults_evaluate(struct faults *f, struct req *r);
+enum MHD_Result faults_admin(struct req *r);
+const char *faults_help(void);
+
+/* rdma.c */
+enum MHD_Result rdma_control(struct req *r);
+int rdma_check_token(struct req *r); /* -1 when malformed (r->err set) */
+
+#endif

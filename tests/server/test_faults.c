@@ -1,0 +1,344 @@
+/* test_faults.c - one test per fault switch of hipobj-server, each showing
+ * that the fault does what it says, seen through hipObject's public API
+ * (retries, error statuses) or raw HTTP; plus the admin endpoint that
+ * changes the rules at runtime. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+static struct server_proc srv;
+static struct hipobj_client *cli;
+static struct hipobj_error *err;
+static char data[64 * 1024], back[64 * 1024];
+
+static void init(void) {
+  hipobj_global_init();
+  hipobj_error_create(&err);
+  fill_pattern(data, sizeof data, 11);
+}
+
+static void fini(void) {
+  hipobj_client_destroy(cli);
+  cli = NULL;
+  srv_cleanup(&srv);
+  hipobj_error_free(err);
+  hipobj_global_cleanup();
+}
+
+TestSuite(faults, .init = init, .fini = fini, .timeout = 90);
+
+#define OK(expr)                                                               \
+  cr_assert_eq((expr), HIPOBJ_OK, "%s: %s", #expr, hipobj_error_message(err))
+
+/* A server with these faults, a bucket and one object "obj" (created
+ * before the rules can see it when they target other operations). */
+static void start(const char *spec, const char *threads) {
+  const char *extra[] = {"--faults", spec, threads ? "--threads" : NULL,
+                         threads, NULL};
+  srv_start(&srv, NULL, spec ? extra : NULL);
+  cli = mk_client(srv.url, NULL, NULL, 4);
+  OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
+}
+
+static int get_obj(struct hipobj_xfer_result *res) {
+  struct hipobj_mem dst = hipobj_mem_host(back, sizeof back);
+  return hipobj_s3_get(cli, T_BUCKET, "obj", &dst, NULL, res, err);
+}
+
+static int put_obj(struct hipobj_xfer_result *res) {
+  struct hipobj_mem src = hipobj_mem_host(data, sizeof data);
+  return hipobj_s3_put(cli, T_BUCKET, "obj", &src, NULL, res, err);
+}
+
+Test(faults, slowdown_on_first_get_is_retried) {
+  start("op=GetObject,nth=1,action=status:503", NULL);
+  OK(put_obj(NULL));
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(get_obj(&res));
+  cr_assert_eq(res.retries, 1);
+  cr_assert_eq(memcmp(data, back, sizeof data), 0);
+}
+
+Test(faults, internal_error_twice_on_put) {
+  start("op=PutObject,nth=1,count=2,action=status:500", NULL);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(put_obj(&res));
+  cr_assert_eq(res.retries, 2);
+}
+
+Test(faults, always_throttled_gives_up) {
+  start("op=GetObject,prob=1,action=status:503", NULL);
+  OK(put_obj(NULL));
+  cr_assert_eq(get_obj(NULL), HIPOBJ_E_THROTTLED);
+  cr_assert_str_eq(hipobj_error_s3_code(err), "SlowDown");
+  cr_assert_eq(hipobj_error_retries(err), 3);
+}
+
+Test(faults, status_with_custom_code) {
+  start("op=HeadObject,action=status:403:AccessDenied", NULL);
+  OK(put_obj(NULL));
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "obj", &info, err),
+               HIPOBJ_E_ACCESS_DENIED);
+}
+
+struct timed {
+  double seconds;
+  int rc;
+};
+
+static void *slow_get(void *arg) {
+  struct timed *t = arg;
+  struct hipobj_error *e;
+  hipobj_error_create(&e);
+  struct hipobj_mem dst = hipobj_mem_host(malloc(sizeof data), sizeof data);
+  double t0 = mono_now();
+  t->rc = hipobj_s3_get(cli, T_BUCKET, "obj", &dst, NULL, NULL, e);
+  t->seconds = mono_now() - t0;
+  free(dst.ptr);
+  hipobj_error_free(e);
+  return NULL;
+}
+
+Test(faults, delay_does_not_block_other_clients) {
+  /* One worker thread: a sleeping handler would stall everybody. */
+  start("op=GetObject,nth=1,action=delay:1500", "1");
+  OK(put_obj(NULL));
+  pthread_t t;
+  struct timed slow = {0};
+  pthread_create(&t, NULL, slow_get, &slow);
+  usleep(200000);
+  double t0 = mono_now();
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "obj", &info, err));
+  double head_s = mono_now() - t0;
+  pthread_join(t, NULL);
+  cr_assert_eq(slow.rc, HIPOBJ_OK);
+  cr_assert(slow.seconds >= 1.4, "delayed GET took %.3f s", slow.seconds);
+  cr_assert(head_s < 1.0, "HEAD waited %.3f s behind the delayed GET", head_s);
+}
+
+Test(faults, corrupted_byte_is_visible) {
+  start("op=GetObject,nth=1,action=corrupt:1000", NULL);
+  OK(put_obj(NULL));
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  /* hipObject does not checksum GET bodies yet: the call succeeds and the
+   * corruption reaches the caller. This test documents that. */
+  OK(get_obj(&res));
+  cr_assert_eq(res.retries, 0);
+  size_t diff = 0;
+  for (size_t i = 0; i < sizeof data; i++)
+    diff += data[i] != back[i];
+  cr_assert_eq(diff, 1);
+  cr_assert_neq(data[1000], back[1000]);
+}
+
+Test(faults, short_body_is_a_network_error) {
+  start("op=GetObject,action=short:10", NULL);
+  OK(put_obj(NULL));
+  cr_assert_eq(get_obj(NULL), HIPOBJ_E_NETWORK, "%s",
+               hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_retries(err), 3);
+}
+
+Test(faults, close_after_bytes_of_the_answer) {
+  start("op=GetObject,nth=1,action=close:100", NULL);
+  OK(put_obj(NULL));
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(get_obj(&res));
+  cr_assert_eq(res.retries, 1);
+  cr_assert_eq(memcmp(data, back, sizeof data), 0);
+}
+
+Test(faults, close_during_upload_leaves_no_half_object) {
+  start("op=PutObject,action=close:1000", NULL);
+  cr_assert_eq(put_obj(NULL), HIPOBJ_E_NETWORK, "%s",
+               hipobj_error_message(err));
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "obj", &info, err),
+               HIPOBJ_E_NOT_FOUND);
+}
+
+Test(faults, dropped_connection_is_retried) {
+  start("op=HeadObject,nth=1,action=drop", NULL);
+  OK(put_obj(NULL));
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "obj", &info, err));
+  cr_assert_eq(info.size, sizeof data);
+}
+
+Test(faults, malformed_xml_is_a_protocol_error) {
+  start("op=ListObjectsV2,action=badxml;op=CreateMultipartUpload,"
+        "action=badxml",
+        NULL);
+  struct hipobj_list_page *p = NULL;
+  cr_assert_eq(hipobj_s3_list(cli, T_BUCKET, NULL, &p, err), HIPOBJ_E_PROTOCOL);
+  struct hipobj_mpu *mpu = NULL;
+  cr_assert_eq(hipobj_s3_mpu_create(cli, T_BUCKET, "m", NULL, &mpu, err),
+               HIPOBJ_E_PROTOCOL);
+}
+
+Test(faults, crash_stops_the_server) {
+  start("op=GetObject,nth=1,action=crash", NULL);
+  OK(put_obj(NULL));
+  int rc = get_obj(NULL);
+  cr_assert(rc == HIPOBJ_E_NETWORK || rc == HIPOBJ_E_CONNECT, "rc %d: %s", rc,
+            hipobj_error_message(err));
+  int st = 0;
+  cr_assert(srv_wait(&srv, 5, &st));
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 70, "status %d", st);
+}
+
+Test(faults, crash_after_commit_keeps_the_object) {
+  start("op=PutObject,nth=1,action=crash-after", NULL);
+  int rc = put_obj(NULL);
+  cr_assert(rc == HIPOBJ_E_NETWORK || rc == HIPOBJ_E_CONNECT, "rc %d", rc);
+  int st;
+  cr_assert(srv_wait(&srv, 5, &st));
+  hipobj_client_destroy(cli);
+  srv_start(&srv, srv.root, NULL);
+  cli = mk_client(srv.url, NULL, NULL, 4);
+  OK(get_obj(NULL));
+  cr_assert_eq(memcmp(data, back, sizeof data), 0);
+}
+
+Test(faults, admin_endpoint) {
+  start(NULL, NULL);
+  OK(put_obj(NULL));
+  const char *spec = "op=GetObject,nth=1,action=status:503";
+  struct http_resp r;
+  http_send(srv.url,
+            &(struct sreq){.method = "POST",
+                           .target = "/.hipobj-admin/faults",
+                           .body = spec,
+                           .len = strlen(spec)},
+            &r);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  cr_assert_neq(strstr(r.body, spec), NULL);
+  resp_free(&r);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(get_obj(&res));
+  cr_assert_eq(res.retries, 1);
+  http_send(srv.url,
+            &(struct sreq){.method = "GET", .target = "/.hipobj-admin/faults"},
+            &r);
+  cr_assert_neq(strstr(r.body, "fired=1"), NULL, "%s", r.body);
+  resp_free(&r);
+  http_send(
+      srv.url,
+      &(struct sreq){.method = "DELETE", .target = "/.hipobj-admin/faults"},
+      &r);
+  cr_assert_eq(r.status, 204);
+  resp_free(&r);
+  http_send(srv.url,
+            &(struct sreq){.method = "GET", .target = "/.hipobj-admin/faults"},
+            &r);
+  cr_assert_eq(r.len, 0);
+  resp_free(&r);
+  /* Unsigned or malformed: refused. */
+  http_send(srv.url,
+            &(struct sreq){.method = "POST",
+                           .target = "/.hipobj-admin/faults",
+                           .anonymous = 1,
+                           .body = spec,
+                           .len = strlen(spec)},
+            &r);
+  cr_assert_eq(r.status, 403);
+  resp_free(&r);
+  http_send(srv.url,
+            &(struct sreq){.method = "POST",
+                           .target = "/.hipobj-admin/faults",
+                           .body = "op=Nope,action=drop",
+                           .len = 19},
+            &r);
+  cr_assert_eq(r.status, 400);
+  cr_assert_neq(strstr(r.body, "unknown operation"), NULL);
+  resp_free(&r);
+}
+
+Test(faults, rdma_rules) {
+  start("op=RdmaPrepare,action=rdma-decline;op=RdmaReady,action=rdma-fail",
+        NULL);
+  struct http_resp r;
+  char v[64];
+  http_send(srv.url,
+            &(struct sreq){.method = "POST", .target = "/.hipobj-rc/prepare"},
+            &r);
+  cr_assert_eq(r.status, 501);
+  cr_assert_str_eq(resp_hdr(&r, "X-Amz-Rdma-Protocol-Status", v, sizeof v),
+                   "unsupported");
+  resp_free(&r);
+  http_send(srv.url,
+            &(struct sreq){.method = "GET", .target = "/.hipobj-admin/faults"},
+            &r);
+  cr_assert_neq(strstr(r.body, "action=rdma-decline  # seen=1 fired=1"), NULL,
+                "%s", r.body);
+  cr_assert_neq(strstr(r.body, "action=rdma-fail"), NULL);
+  resp_free(&r);
+}
+
+Test(faults, delay_past_the_stall_timeout_is_retried) {
+  start("op=GetObject,nth=1,action=delay:3000", NULL);
+  OK(put_obj(NULL));
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.endpoint_url = srv.url;
+  cfg.region = T_REGION;
+  cfg.access_key_id = T_AK;
+  cfg.secret_access_key = T_SK;
+  cfg.stall_timeout_ms = 500;
+  cfg.retry_base_ms = 5;
+  cfg.log_level = HIPOBJ_LOG_NONE;
+  struct hipobj_client *c;
+  OK(hipobj_client_create(&cfg, &c, err));
+  struct hipobj_mem dst = hipobj_mem_host(back, sizeof back);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  double t0 = mono_now();
+  OK(hipobj_s3_get(c, T_BUCKET, "obj", &dst, NULL, &res, err));
+  double took = mono_now() - t0;
+  cr_assert_eq(res.retries, 1);
+  cr_assert(took < 2.5, "took %.2f s", took);
+  hipobj_client_destroy(c);
+}
+
+Test(faults, failing_part_is_retried_in_a_multipart_put) {
+  start("op=UploadPart,nth=2,action=status:500;"
+        "op=CompleteMultipartUpload,nth=1,action=status:503",
+        NULL);
+  size_t n = 11u << 20;
+  char *big = malloc(n), *got = malloc(n);
+  fill_pattern(big, n, 4);
+  struct hipobj_mem src = hipobj_mem_host(big, n);
+  struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
+  po.part_size = 5u << 20;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_put(cli, T_BUCKET, "mp", &src, &po, &res, err));
+  cr_assert_eq(res.parts, 3);
+  cr_assert_eq(res.retries, 2, "retries %u", res.retries);
+  struct hipobj_mem dst = hipobj_mem_host(got, n);
+  OK(hipobj_s3_get(cli, T_BUCKET, "mp", &dst, NULL, NULL, err));
+  cr_assert_eq(memcmp(big, got, n), 0);
+  free(big);
+  free(got);
+}
+
+Test(faults, lost_complete_answer_is_retried) {
+  /* The upload completes but its answer never arrives; the retried
+   * Complete must get the same result, not NoSuchUpload. */
+  start("op=CompleteMultipartUpload,nth=1,action=short:100000", NULL);
+  size_t n = 6u << 20;
+  char *big = malloc(n);
+  fill_pattern(big, n, 8);
+  struct hipobj_mem src = hipobj_mem_host(big, n);
+  struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
+  po.part_size = 5u << 20;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_put(cli, T_BUCKET, "lost", &src, &po, &res, err));
+  cr_assert_eq(res.retries, 1, "retries %u", res.retries);
+  cr_assert(strstr(res.etag, "-2\"") != NULL, "etag %s", res.etag);
+  free(big);
+}
