@@ -1,17 +1,21 @@
 #!/bin/bash
-# The README's main job: build hipObject, start a throw-away local S3 server
-# (Ceph RGW on loopback), copy a generated file up (multipart) and back with
-# the `hipobj` tool, verify it byte for byte, print a summary, clean up.
+# The README's main job: build hipObject, start the bundled S3 server
+# (hipobj-server on a temporary directory, loopback only), copy a generated
+# file up (multipart) and back with the `hipobj` tool, verify it byte for
+# byte, print a summary, clean up.
 #   examples/demo.sh [SIZE_MiB]   (default 64)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 size_mib=${1:-64}
 work=$(mktemp -d /tmp/hipobj-demo.XXXXXX)
-port=17480
+server_pid=
 
 cleanup() {
-  "$root/tests/ceph-rgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -23,11 +27,26 @@ fi
 ninja -C build >/dev/null
 hipobj=$root/build/examples/hipobj
 
-echo "== starting a local Ceph RGW"
-endpoint=$("$root/tests/ceph-rgw.sh" start "$work/rgw" "$port" | tail -n 1)
-export AWS_ACCESS_KEY_ID=HIPOBJTESTACCESSKEY1
-export AWS_SECRET_ACCESS_KEY=hipobjTestSecretKey000000000000000000001
-export AWS_ENDPOINT_URL=$endpoint AWS_REGION=us-east-1
+echo "== starting hipobj-server on $work/root"
+export AWS_ACCESS_KEY_ID=HIPOBJDEMOACCESSKEY1
+export AWS_SECRET_ACCESS_KEY=hipobjDemoSecretKey00000000000000000001
+export AWS_REGION=us-east-1
+mkdir -p "$work/root"
+"$root/build/tests/server/hipobj-server" --root "$work/root" \
+  --listen 127.0.0.1:0 >"$work/ready" 2>"$work/server.log" &
+server_pid=$!
+endpoint=
+for _ in $(seq 100); do
+  endpoint=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$work/ready")
+  [ -n "$endpoint" ] && break
+  sleep 0.1
+done
+if [ -z "$endpoint" ]; then
+  echo "FAILED: hipobj-server did not start:" >&2
+  cat "$work/server.log" >&2
+  exit 1
+fi
+export AWS_ENDPOINT_URL=$endpoint
 echo "   endpoint $endpoint"
 
 echo "== generating ${size_mib} MiB of random data"
