@@ -23,6 +23,9 @@ static const char usage_text[] =
     "  mb s3://bucket        make a bucket\n"
     "  rb s3://bucket        remove an (empty) bucket\n"
     "  stat s3://bucket/key  size, ETag, last modified and content type\n"
+    "  info                  GPU platforms (runtime found or why not, "
+    "devices,\n"
+    "                        PCIe bus ids, dma-buf export) and RDMA support\n"
     "\n"
     "Options (anywhere on the line; --opt=VALUE also works):\n"
     "  --endpoint-url URL    S3 endpoint, e.g. http://127.0.0.1:9000\n"
@@ -35,6 +38,9 @@ static const char usage_text[] =
     "  --no-verify-ssl       do not verify TLS certificates\n"
     "  --ca-bundle FILE      CA certificates to verify TLS with\n"
     "  -r, --recursive       ls: list every key under the prefix\n"
+    "  --gpu [cuda:|hip:]N   cp: move the data through the memory of GPU N\n"
+    "                        (download into GPU memory, then to the file;\n"
+    "                        upload from the file staged into GPU memory)\n"
     "  --json                one JSON object per operation on stdout (on\n"
     "                        stderr when stdout carries object data)\n"
     "  -q, --quiet           no progress display, no summary lines\n"
@@ -58,6 +64,7 @@ enum opt_id {
   OPT_NO_VERIFY,
   OPT_CA_BUNDLE,
   OPT_RECURSIVE,
+  OPT_GPU,
   OPT_JSON,
   OPT_QUIET,
   OPT_DEBUG,
@@ -80,6 +87,7 @@ static const struct option_def {
     {"no-verify-ssl", 0, 0, OPT_NO_VERIFY},
     {"ca-bundle", 0, 1, OPT_CA_BUNDLE},
     {"recursive", 'r', 0, OPT_RECURSIVE},
+    {"gpu", 0, 1, OPT_GPU},
     {"json", 0, 0, OPT_JSON},
     {"quiet", 'q', 0, OPT_QUIET},
     {"debug", 0, 0, OPT_DEBUG},
@@ -92,8 +100,8 @@ static const struct command {
   const char *name;
   int (*run)(struct cli *c, int argc, char **argv);
 } commands[] = {
-    {"cp", cmd_cp}, {"ls", cmd_ls}, {"rm", cmd_rm},
-    {"mb", cmd_mb}, {"rb", cmd_rb}, {"stat", cmd_stat},
+    {"cp", cmd_cp}, {"ls", cmd_ls},     {"rm", cmd_rm},     {"mb", cmd_mb},
+    {"rb", cmd_rb}, {"stat", cmd_stat}, {"info", cmd_info},
 };
 
 /* Applies one option; returns 0 or an exit status after reporting. Sets
@@ -139,6 +147,8 @@ static int apply_option(struct cli *c, const struct option_def *o,
   case OPT_RECURSIVE:
     c->recursive = 1;
     break;
+  case OPT_GPU:
+    return cli_gpu_parse(c, value);
   case OPT_JSON:
     c->json = 1;
     break;
@@ -288,6 +298,10 @@ static int run(struct cli *c, int argc, char **argv) {
   }
   if (c->recursive && cmd->run != cmd_ls) {
     rc = report_usage("--recursive is only supported by ls");
+    goto out;
+  }
+  if (c->use_gpu && cmd->run != cmd_cp) {
+    rc = report_usage("--gpu is only supported by cp");
     goto out;
   }
   rc = cmd->run(c, npos - 1, pos + 1);

@@ -34,6 +34,11 @@ struct cli {
   int debug;
   int recursive;
   int stderr_tty; /* progress is drawn only on a terminal */
+  /* --gpu [cuda:|hip:]N: cp moves the data through that GPU's memory. */
+  int use_gpu;
+  int gpu_device;
+  int gpu_kind_given; /* 0: the first platform with device N */
+  enum hipobj_mem_kind gpu_kind;
 
   struct hipobj_client *client;
   struct hipobj_error *err;
@@ -162,5 +167,12 @@ int cmd_rm(struct cli *c, int argc, char **argv);   /* hipobj_cmds.c */
 int cmd_mb(struct cli *c, int argc, char **argv);   /* hipobj_cmds.c */
 int cmd_rb(struct cli *c, int argc, char **argv);   /* hipobj_cmds.c */
 int cmd_stat(struct cli *c, int argc, char **argv); /* hipobj_cmds.c */
+int cmd_info(struct cli *c, int argc, char **argv); /* hipobj_info.c */
+
+/* hipobj_info.c: --gpu. Parses "N", "cuda:N" or "hip:N" (0 or a usage exit
+ * status), and picks the platform when none was named (0, or the exit
+ * status after reporting why no GPU N can be used). */
+int cli_gpu_parse(struct cli *c, const char *value);
+int cli_gpu_resolve(struct cli *c);
 
 #endif

@@ -11,7 +11,11 @@
  * - stdin (or a pipe) -> S3: one PUT when the input fits one chunk, else the
  *   step-by-step multipart API, aborted on any failure.
  * Downloads pin the ETag read by HEAD with If-Match, so an object replaced
- * mid-transfer fails the copy instead of mixing two versions. */
+ * mid-transfer fails the copy instead of mixing two versions.
+ * With --gpu the data passes through the memory of one GPU: downloads land
+ * in GPU memory and are copied out to the file, uploads are copied from the
+ * file into GPU memory first, so the library's GPU paths can be checked end
+ * to end with ordinary files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -149,6 +153,27 @@ static int write_all(int fd, const unsigned char *p, size_t n) {
   return 0;
 }
 
+/* ---- --gpu: the data passes through GPU memory -------------------------- */
+
+/* n bytes on the --gpu device (none without --gpu). Returns 0 or a status
+ * with the cause in c->err. */
+static int gpu_buffer(struct cli *c, size_t n, struct hipobj_mem *dev) {
+  memset(dev, 0, sizeof *dev);
+  if (!c->use_gpu)
+    return HIPOBJ_OK;
+  return hipobj_gpu_alloc(c->gpu_kind, c->gpu_device, n, dev, c->err);
+}
+
+/* Copies n bytes between host memory and the start of a GPU buffer. */
+static int gpu_move(struct cli *c, const struct hipobj_mem *dev, void *host,
+                    size_t n, int to_gpu) {
+  struct hipobj_mem h = hipobj_mem_host(host, n);
+  struct hipobj_mem d = *dev;
+  d.len = n;
+  return to_gpu ? hipobj_gpu_copy(&d, &h, c->err)
+                : hipobj_gpu_copy(&h, &d, c->err);
+}
+
 /* ---- stream upload (stdin, pipes) --------------------------------------- */
 
 /* Reads the input chunk by chunk. After a full chunk it reads one byte
@@ -213,6 +238,11 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
                       "cannot allocate a %zu-byte buffer "
                       "(see --part-size)",
                       chunk);
+  struct hipobj_mem dev;
+  if (gpu_buffer(c, chunk, &dev) != HIPOBJ_OK) {
+    free(buf);
+    return report_lib(c, "--gpu", c->err);
+  }
 
   struct cp_stats s = {.src = src_arg, .dst = url, .start = now_seconds()};
   struct progress p;
@@ -235,6 +265,12 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
     struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
     po.content_type = c->content_type;
     mem = hipobj_mem_host(n ? buf : NULL, n);
+    if (c->use_gpu) {
+      if (gpu_move(c, &dev, buf, n, 1) != HIPOBJ_OK)
+        goto lib_failed;
+      mem = dev;
+      mem.len = n;
+    }
     int st = hipobj_s3_put(c->client, bucket, key, &mem, &po, &res, c->err);
     stats_add(&s, &res);
     if (st != HIPOBJ_OK)
@@ -259,6 +295,12 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
     }
     res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
     mem = hipobj_mem_host(buf, n);
+    if (c->use_gpu) {
+      if (gpu_move(c, &dev, buf, n, 1) != HIPOBJ_OK)
+        goto lib_failed;
+      mem = dev;
+      mem.len = n;
+    }
     int st = hipobj_s3_mpu_upload_part(mpu, part, &mem, &res, c->err);
     stats_add(&s, &res);
     if (st != HIPOBJ_OK)
@@ -289,6 +331,7 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
 done:
   signals_set_soft(0);
   hipobj_mpu_free(mpu);
+  hipobj_gpu_free(&dev);
   free(buf);
   return cp_done(c, &p, "upload", &s, 0);
 
@@ -314,6 +357,7 @@ failed:
     report_msg(subject, "%s", cause);
   }
   hipobj_mpu_free(mpu);
+  hipobj_gpu_free(&dev);
   free(buf);
   return rc;
 }
@@ -366,11 +410,23 @@ static int upload_file(struct cli *c, const struct location *src,
       c->content_type ? c->content_type : guess_content_type(src->arg);
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   struct hipobj_mem mem = hipobj_mem_host(map, (size_t)size);
+  struct hipobj_mem dev;
+  if (gpu_buffer(c, (size_t)size, &dev) != HIPOBJ_OK ||
+      (c->use_gpu && gpu_move(c, &dev, map, (size_t)size, 1) != HIPOBJ_OK)) {
+    rc = report_lib(c, src->arg, c->err);
+    hipobj_gpu_free(&dev);
+    if (map)
+      munmap(map, (size_t)size);
+    goto out;
+  }
+  if (c->use_gpu)
+    mem = dev; /* the upload reads GPU memory */
   struct cp_stats s = {.src = src->arg, .dst = url, .start = now_seconds()};
   struct progress p;
   progress_begin(&p, c, url, size);
   int status =
       hipobj_s3_put(c->client, dst->bucket, key, &mem, &po, &res, c->err);
+  hipobj_gpu_free(&dev);
   stats_add(&s, &res);
   if (map && munmap(map, (size_t)size) != 0 && status == HIPOBJ_OK) {
     rc = cp_fail_errno(&p, src->arg, errno);
@@ -407,6 +463,11 @@ static int download_stream(struct cli *c, const struct location *src, int fd,
                       "cannot allocate a %zu-byte buffer "
                       "(see --part-size)",
                       cap);
+  struct hipobj_mem dev;
+  if (gpu_buffer(c, cap, &dev) != HIPOBJ_OK) {
+    free(buf);
+    return report_lib(c, "--gpu", c->err);
+  }
 
   struct cp_stats s = {.src = src->arg,
                        .dst = data_on_stdout ? "-" : dst_name,
@@ -424,9 +485,15 @@ static int download_stream(struct cli *c, const struct location *src, int fd,
     go.if_match = info.etag;
     struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
     struct hipobj_mem mem = hipobj_mem_host(buf, n);
+    if (c->use_gpu) {
+      mem = dev;
+      mem.len = n;
+    }
     int st = hipobj_s3_get(c->client, src->bucket, src->key, &mem, &go, &res,
                            c->err);
     stats_add(&s, &res);
+    if (st == HIPOBJ_OK && c->use_gpu)
+      st = gpu_move(c, &dev, buf, (size_t)res.bytes, 0);
     if (st != HIPOBJ_OK) {
       rc = cp_fail_lib(c, &p, src->arg);
       goto out;
@@ -459,6 +526,7 @@ static int download_stream(struct cli *c, const struct location *src, int fd,
     s.path = HIPOBJ_PATH_HTTP;
   rc = cp_done(c, &p, "download", &s, data_on_stdout);
 out:
+  hipobj_gpu_free(&dev);
   free(buf);
   return rc;
 }
@@ -488,9 +556,17 @@ static int fetch_into(struct cli *c, const struct location *src, int fd,
   go.if_match = info->etag;
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   struct hipobj_mem mem = hipobj_mem_host(map, size);
-  int st =
-      hipobj_s3_get(c->client, src->bucket, src->key, &mem, &go, &res, c->err);
+  struct hipobj_mem dev;
+  int st = gpu_buffer(c, size, &dev);
+  if (c->use_gpu)
+    mem = dev; /* the download lands in GPU memory */
+  if (st == HIPOBJ_OK)
+    st = hipobj_s3_get(c->client, src->bucket, src->key, &mem, &go, &res,
+                       c->err);
   stats_add(s, &res);
+  if (st == HIPOBJ_OK && c->use_gpu && res.bytes == info->size)
+    st = gpu_move(c, &dev, map, size, 0);
+  hipobj_gpu_free(&dev);
   int rc = 0;
   if (st != HIPOBJ_OK) {
     rc = cp_fail_lib(c, p, src->arg);
@@ -634,6 +710,8 @@ int cmd_cp(struct cli *c, int argc, char **argv) {
   else if (src.kind == LOC_STDIO && (!*dst.key || ends_with_slash(dst.key)))
     rc = report_usage("%s: a key is needed when copying from stdin", dst.arg);
   else if ((rc = cli_connect(c)) != 0)
+    ;
+  else if (c->use_gpu && (rc = cli_gpu_resolve(c)) != 0)
     ;
   else if (src.kind == LOC_LOCAL)
     rc = upload_file(c, &src, &dst);

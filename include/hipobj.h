@@ -126,6 +126,9 @@ HIPOBJ_API unsigned hipobj_error_retries(const struct hipobj_error *err);
 /** One line of text describing the failure, e.g.
  *  "GetObject: NoSuchKey (404): The specified key does not exist." */
 HIPOBJ_API const char *hipobj_error_message(const struct hipobj_error *err);
+/** RDMA transfers: the ibv_wc_status of the completion that failed (e.g. 12
+ *  = IBV_WC_RETRY_EXC_ERR), -1 when no completion failed. */
+HIPOBJ_API int hipobj_error_rdma_status(const struct hipobj_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Global state                                                             */
@@ -162,6 +165,95 @@ static inline struct hipobj_mem hipobj_mem_host(void *ptr, size_t len) {
   struct hipobj_mem m = {HIPOBJ_MEM_HOST, 0, ptr, len};
   return m;
 }
+
+/* ------------------------------------------------------------------------ */
+/* GPU memory                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Every transfer accepts HIP and CUDA device memory in its struct hipobj_mem.
+ * The runtimes are loaded at run time (libamdhip64.so, libcuda.so.1) the
+ * first time memory of their kind is used, so one build of the library runs
+ * on machines with either, both or no GPU runtime; a missing runtime only
+ * matters to calls given such memory (HIPOBJ_E_UNSUPPORTED, with the library
+ * and the loader's reason in the error detail, logged once). Over HTTP, GPU
+ * data is staged through a bounded pool of pinned host chunks (see
+ * hipobj_client_config.staging_pool_bytes), overlapping the GPU copies with
+ * the network; results then report HIPOBJ_PATH_HTTP_STAGED. A descriptor
+ * whose kind is HIPOBJ_MEM_HOST is trusted to be host memory: pass pointers
+ * of unknown origin through hipobj_mem_classify() first. A failed GPU
+ * runtime call (a copy, say) ends the call with HIPOBJ_E_IO, never retried,
+ * its message naming the runtime function and error ("GPU copy failed:
+ * cuMemcpyHtoDAsync: CUDA_ERROR_..."). */
+
+/** Builds a descriptor for a bare pointer: asks each GPU runtime that can be
+ *  loaded whether it owns ptr, and describes host memory when none does
+ *  (missing runtimes are not an error here). Fails with
+ *  HIPOBJ_E_INVALID_ARGUMENT when [ptr, ptr+len) runs past the end of the
+ *  GPU allocation holding ptr. ptr may be NULL only when len is 0. */
+HIPOBJ_API int hipobj_mem_classify(void *ptr, size_t len,
+                                   struct hipobj_mem *out,
+                                   struct hipobj_error *err);
+
+/** Allocates len bytes of device memory of `kind` on GPU `device`
+ *  (cuMemAlloc / hipMalloc), or plain host memory for HIPOBJ_MEM_HOST, and
+ *  describes it in *out (len 0 gives a NULL pointer). For programs that must
+ *  not include the GPU runtimes' headers, such as the hipobj tool. Free with
+ *  hipobj_gpu_free(). */
+HIPOBJ_API int hipobj_gpu_alloc(enum hipobj_mem_kind kind, int device,
+                                size_t len, struct hipobj_mem *out,
+                                struct hipobj_error *err);
+/** Frees memory from hipobj_gpu_alloc() and clears mem->ptr and mem->len.
+ *  NULL and an empty descriptor are allowed. */
+HIPOBJ_API void hipobj_gpu_free(struct hipobj_mem *mem);
+/** Copies src->len bytes from src to dst (host to GPU, GPU to host, GPU to
+ *  GPU of one kind, host to host) and waits for the copy to finish. Fails
+ *  with HIPOBJ_E_BUFFER_TOO_SMALL when dst->len < src->len. */
+HIPOBJ_API int hipobj_gpu_copy(const struct hipobj_mem *dst,
+                               const struct hipobj_mem *src,
+                               struct hipobj_error *err);
+
+/** What hipobj_gpu_platform_info() reports about the platform of one memory
+ *  kind. Initialise with HIPOBJ_GPU_PLATFORM_INFO_INIT. */
+struct hipobj_gpu_platform_info {
+  size_t struct_size; /**< sizeof(struct hipobj_gpu_platform_info). */
+  int available;      /**< Non-zero: the runtime loaded and initialised. */
+  int device_count;   /**< Devices the runtime sees (0 for host). */
+  char name[16];      /**< "host", "hip", "cuda". */
+  char library[64];   /**< The runtime library looked for, e.g.
+                           "libcuda.so.1". */
+  char version[128];  /**< Library loaded and runtime version, "" when not
+                           available. */
+  char reason[512];   /**< Why it is not available (names the library and
+                           the loader's or runtime's error), "" when it is. */
+};
+#define HIPOBJ_GPU_PLATFORM_INFO_INIT                                          \
+  { .struct_size = sizeof(struct hipobj_gpu_platform_info) }
+
+/** Whether the runtime for `kind` can be used, and why not. Loads the
+ *  runtime if that has not been tried yet. Returns HIPOBJ_OK also when the
+ *  platform is unavailable (see out->available). */
+HIPOBJ_API int hipobj_gpu_platform_info(enum hipobj_mem_kind kind,
+                                        struct hipobj_gpu_platform_info *out,
+                                        struct hipobj_error *err);
+
+/** What hipobj_gpu_device_info() reports about one GPU. Initialise with
+ *  HIPOBJ_GPU_DEVICE_INFO_INIT. */
+struct hipobj_gpu_device_info {
+  size_t struct_size;      /**< sizeof(struct hipobj_gpu_device_info). */
+  char name[128];          /**< Device name, "" when the runtime has none. */
+  char pci_bus_id[32];     /**< PCIe address, e.g. "0000:3b:00.0". */
+  int dmabuf;              /**< Non-zero: device memory can be exported as
+                                a dma-buf (for RDMA registration). */
+  char dmabuf_reason[512]; /**< Why not, "" when it can. */
+};
+#define HIPOBJ_GPU_DEVICE_INFO_INIT                                            \
+  { .struct_size = sizeof(struct hipobj_gpu_device_info) }
+
+/** Name, PCIe bus id and dma-buf export support of GPU `device` of `kind`
+ *  (HIPOBJ_MEM_HIP or HIPOBJ_MEM_CUDA). */
+HIPOBJ_API int hipobj_gpu_device_info(enum hipobj_mem_kind kind, int device,
+                                      struct hipobj_gpu_device_info *out,
+                                      struct hipobj_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Client                                                                   */
@@ -238,9 +330,19 @@ struct hipobj_client_config {
    *  Default: hash and sign. */
   int unsigned_payload;
   enum hipobj_log_level
-      log_level;        /**< Default: HIPOBJ_LOG env var, else WARN. */
-  hipobj_log_fn log_fn; /**< Default: lines to stderr. */
-  void *log_user;       /**< Passed to log_fn. */
+      log_level;              /**< Default: HIPOBJ_LOG env var, else WARN. */
+  hipobj_log_fn log_fn;       /**< Default: lines to stderr. */
+  void *log_user;             /**< Passed to log_fn. */
+  size_t staging_pool_bytes;  /**< Pinned host memory the client may use to
+                                   stage GPU data over HTTP, all transfers
+                                   together (per GPU platform); allocated on
+                                   first use, kept until the client is
+                                   destroyed. Transfers wait for chunks when
+                                   it is exhausted. Default 32 MiB; at least
+                                   one chunk. */
+  size_t staging_chunk_bytes; /**< Size of one staging chunk (the unit of a
+                                   GPU copy); default 4 MiB (or the pool
+                                   size, if smaller); at least 4 KiB. */
 };
 
 /** Initialiser for struct hipobj_client_config. */

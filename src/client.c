@@ -1,10 +1,13 @@
 /* client.c - client lifecycle: resolves the configuration, parses the
- * endpoint and starts the HTTP engine. A client is immutable after creation,
- * which is what makes it safe to share between threads. */
+ * endpoint, starts the HTTP engine and sets up the (lazily filled) pool of
+ * pinned staging chunks for GPU memory. A client is immutable after
+ * creation, apart from that internally locked pool, which is what makes it
+ * safe to share between threads. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_int.h"
+#include "staging.h"
 
 int hipobj_client_create(const struct hipobj_client_config *cfg,
                          struct hipobj_client **out, struct hipobj_error *err) {
@@ -50,6 +53,11 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
       .ca_bundle = c->cfg.ca_bundle,
       .log = &c->log,
   };
+  if (hstage_pool_create(c->cfg.staging_pool_bytes, c->cfg.staging_chunk_bytes,
+                         &c->stage_pool) != 0) {
+    rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+    goto fail;
+  }
   if (s3_http_create(&hc, &c->http, &why) != 0) {
     rc = herr_set(err, HIPOBJ_E_INTERNAL, op, "%s", hbuf_str(&why));
     goto fail;
@@ -66,6 +74,7 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   return HIPOBJ_OK;
 fail:
   hbuf_free(&why);
+  hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);
   free(c);
@@ -76,6 +85,7 @@ void hipobj_client_destroy(struct hipobj_client *c) {
   if (!c)
     return;
   s3_http_destroy(c->http);
+  hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);
   free(c);

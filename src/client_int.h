@@ -11,11 +11,14 @@
 #include "error_int.h"
 #include "log.h"
 
+struct hstage_pool;
+
 struct hipobj_client {
   struct hcfg cfg;       /* immutable after create */
   struct s3_endpoint ep; /* immutable after create */
   struct s3_http *http;  /* thread-safe submission */
   struct hlog log;
+  struct hstage_pool *stage_pool; /* pinned chunks for GPU data (staging.h) */
 };
 
 enum {
@@ -33,6 +36,16 @@ struct hreq {
   char op_name[64];      /* "GetObject", "UploadPart #3" */
   struct s3_request req; /* method, bucket, key, params, extra headers */
   const char *body;      /* request body (borrowed), or NULL */
+  /* Streamed request body instead of `body` (body_len bytes), read on the
+   * engine thread; before_attempt must rewind it. Returns the bytes written
+   * into buf, 0 at the end, (size_t)-1 to abort (after setting sink_status
+   * and sink_reason). */
+  s3_source_fn source;
+  void *source_ctx;
+  /* With a source and a signed payload: computes the body's SHA-256 (hex)
+   * before the first attempt, in the submitting thread. Returns a status
+   * and fills r->err on failure. NULL: the source is sent unsigned. */
+  int (*hash_source)(struct hreq *r, char hex[65]);
   uint64_t body_len;
   int send_body;    /* send a body, even an empty one */
   int sign_payload; /* HREQ_SIGN_*: hash the body into x-amz-content-sha256 */
@@ -47,7 +60,7 @@ struct hreq {
   size_t body_limit; /* cap of an in-memory 2xx body; 0: 1 MiB */
   void (*done)(struct hreq *r, void *ctx);
   void *done_ctx;
-  /* set by a sink that aborted the transfer: the status and reason */
+  /* set by a sink or source that aborted the transfer: status and reason */
   int sink_status;
   char sink_reason[256];
   /* results */
@@ -59,6 +72,7 @@ struct hreq {
   struct s3_signed wire;
   char payload_hash[65];
   unsigned attempt;
+  int source_aborted;
   pthread_mutex_t *wait_lock;
   pthread_cond_t *wait_cond;
   int *wait_flag;
@@ -76,6 +90,8 @@ void hreq_cleanup(struct hreq *r);
 /* Argument checks shared by operations; they fill err. */
 int hcheck_bucket_key(const char *op, const char *bucket, const char *key,
                       int need_key, struct hipobj_error *err);
+/* A descriptor's pointer, length and kind (GPU descriptors are checked
+ * further by the staging code, which loads their runtime). */
 int hcheck_mem(const char *op, const struct hipobj_mem *m,
                struct hipobj_error *err);
 

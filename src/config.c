@@ -33,6 +33,10 @@
 #define DEF_MAX_CONNECTIONS 16u
 #define DEF_CONCURRENCY 8u
 #define DEF_PART_SIZE (8ull << 20)
+#define DEF_STAGING_POOL ((size_t)32 << 20)
+#define DEF_STAGING_CHUNK ((size_t)4 << 20)
+#define MIN_STAGING_CHUNK ((size_t)4 << 10)
+#define MAX_STAGING_CHUNK ((size_t)1 << 30)
 
 /* Whether a caller's struct (possibly from an older, smaller version of the
  * header) is large enough to contain field f. */
@@ -104,6 +108,8 @@ static void take_fields(const struct hipobj_client_config *cfg,
   TAKE(part_size);
   TAKE(multipart_threshold);
   TAKE(unsigned_payload);
+  TAKE(staging_pool_bytes);
+  TAKE(staging_chunk_bytes);
 #undef TAKE
 }
 
@@ -378,6 +384,21 @@ static int check_numbers(struct resolver *r,
     return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
                     "part_size %llu is outside S3's limits (5 MiB to 5 GiB)",
                     (unsigned long long)in->part_size);
+  if (in->staging_chunk_bytes && (in->staging_chunk_bytes < MIN_STAGING_CHUNK ||
+                                  in->staging_chunk_bytes > MAX_STAGING_CHUNK))
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "staging_chunk_bytes %zu is outside 4 KiB..1 GiB",
+                    in->staging_chunk_bytes);
+  if (in->staging_pool_bytes && in->staging_chunk_bytes &&
+      in->staging_pool_bytes < in->staging_chunk_bytes)
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "staging_pool_bytes %zu is smaller than one "
+                    "staging_chunk_bytes (%zu)",
+                    in->staging_pool_bytes, in->staging_chunk_bytes);
+  if (in->staging_pool_bytes && in->staging_pool_bytes < MIN_STAGING_CHUNK)
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "staging_pool_bytes %zu is below 4 KiB",
+                    in->staging_pool_bytes);
   if ((int)in->addressing < HIPOBJ_ADDRESSING_AUTO ||
       (int)in->addressing > HIPOBJ_ADDRESSING_VIRTUAL)
     return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
@@ -406,6 +427,14 @@ static void set_numbers(const struct hipobj_client_config *in,
   out->part_size = in->part_size ? in->part_size : DEF_PART_SIZE;
   out->multipart_threshold =
       in->multipart_threshold ? in->multipart_threshold : out->part_size;
+  out->staging_pool_bytes =
+      in->staging_pool_bytes ? in->staging_pool_bytes : DEF_STAGING_POOL;
+  out->staging_chunk_bytes = in->staging_chunk_bytes ? in->staging_chunk_bytes
+                             : out->staging_pool_bytes < DEF_STAGING_CHUNK
+                                 ? out->staging_pool_bytes
+                                 : DEF_STAGING_CHUNK;
+  /* Whole chunks only: the pool never exceeds what was given. */
+  out->staging_pool_bytes -= out->staging_pool_bytes % out->staging_chunk_bytes;
 }
 
 static int resolve(struct resolver *r, const struct hipobj_client_config *in,

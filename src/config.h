@@ -29,6 +29,8 @@ struct hcfg {
   uint64_t part_size;
   uint64_t multipart_threshold;
   int unsigned_payload;
+  size_t staging_pool_bytes;  /* pinned staging memory for GPU data */
+  size_t staging_chunk_bytes; /* one staging chunk */
   const char
       *creds_source; /* static text: "config", "environment", "profile" */
 };

@@ -211,6 +211,9 @@ int hipobj_error_transport_code(const struct hipobj_error *e) {
 unsigned hipobj_error_retries(const struct hipobj_error *e) {
   return e ? e->retries : 0;
 }
+int hipobj_error_rdma_status(const struct hipobj_error *e) {
+  return e && e->has_rdma_status ? e->rdma_status : -1;
+}
 const char *hipobj_error_message(const struct hipobj_error *e) {
   if (!e)
     return "";

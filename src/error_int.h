@@ -16,6 +16,10 @@ struct hipobj_error {
   char request_id[128];
   char operation[64];
   char message[1024];
+  /* RDMA data phase: the ibv_wc_status of the failed completion, valid
+   * when has_rdma_status (0 is IBV_WC_SUCCESS, so it needs the flag). */
+  int rdma_status;
+  int has_rdma_status;
 };
 
 /* All setters accept err == NULL and return `status` so they can end a call:

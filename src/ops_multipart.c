@@ -12,6 +12,7 @@
 #include "client_int.h"
 #include "ops.h"
 #include "plan.h"
+#include "staging.h"
 #include "strutil.h"
 
 struct hipobj_mpu {
@@ -221,16 +222,25 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "part of %zu bytes exceeds S3's 5 GiB", src->len);
   struct hreq r;
+  struct hstage *stage = NULL;
   char num[16];
   part_request(&r, m, number, num, src->ptr, src->len);
-  rc = hreq_run(&r, err);
+  if (src->kind != HIPOBJ_MEM_HOST) {
+    rc = hstage_put_begin(m->client, r.op_name, src, 0, src->len, &stage, err);
+    if (rc == HIPOBJ_OK)
+      hstage_put_attach(stage, &r);
+  }
+  if (rc == HIPOBJ_OK)
+    rc = hreq_run(&r, err);
+  hstage_end(stage);
   if (rc == HIPOBJ_OK && mpu_record(m, number, src->len, r.xfer.resp.etag))
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, r.op_name, "out of memory");
   if (res) {
     res->bytes = rc == HIPOBJ_OK ? src->len : 0;
     res->retries = r.retries;
     res->parts = 1;
-    res->path = HIPOBJ_PATH_HTTP;
+    res->path = src->kind != HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP_STAGED
+                                             : HIPOBJ_PATH_HTTP;
     res->seconds = hnow_seconds() - t0;
     hstrlcpy(res->etag, r.xfer.resp.etag, sizeof res->etag);
   }
@@ -431,7 +441,8 @@ int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
 /* ---- Automatic multipart PUT --------------------------------------------- */
 
 struct part_slot {
-  struct hreq r; /* first: the completion callback casts back */
+  struct hreq r;        /* first: the completion callback casts back */
+  struct hstage *stage; /* GPU source: its staging pipeline */
   struct mp_state *st;
   unsigned number;
   uint64_t len;
@@ -456,6 +467,9 @@ static void part_done(struct hreq *r, void *ctx) {
   if (rc == HIPOBJ_OK &&
       mpu_record(st->mpu, s->number, s->len, r->xfer.resp.etag) != 0)
     rc = herr_set(&r->err, HIPOBJ_E_OUT_OF_MEMORY, r->op_name, "out of memory");
+  /* Its chunks go back to the pool before anyone is woken to take them. */
+  hstage_end(s->stage);
+  s->stage = NULL;
   pthread_mutex_lock(&st->lock);
   st->retries += r->retries;
   if (rc != HIPOBJ_OK && !st->failed) {
@@ -501,6 +515,18 @@ static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
     s->r.done = part_done;
     s->r.done_ctx = s;
     next++;
+    if (src->kind != HIPOBJ_MEM_HOST) {
+      /* May wait here, in the caller's thread, for parts in flight to give
+       * their chunks back. */
+      int rc = hstage_put_begin(st->mpu->client, s->r.op_name, src, off, len,
+                                &s->stage, &s->r.err);
+      if (rc != HIPOBJ_OK) {
+        s->r.status = rc;
+        part_done(&s->r, s);
+        continue;
+      }
+      hstage_put_attach(s->stage, &s->r);
+    }
     hreq_submit(&s->r);
   }
   return st->failed ? st->first_error.status : HIPOBJ_OK;
@@ -544,7 +570,8 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
     res->bytes = rc == HIPOBJ_OK ? src->len : 0;
     res->parts = n_parts;
     res->retries = st.retries + cres.retries;
-    res->path = HIPOBJ_PATH_HTTP;
+    res->path = src->kind != HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP_STAGED
+                                             : HIPOBJ_PATH_HTTP;
     hstrlcpy(res->etag, cres.etag, sizeof res->etag);
   }
   if (rc != HIPOBJ_OK) {

@@ -1,14 +1,16 @@
 /* ops_object.c - single-request object and bucket operations: GetObject
- * (whole or ranged, straight into the caller's buffer), HeadObject,
- * PutObject, DeleteObject, CreateBucket, DeleteBucket. */
+ * (whole or ranged, straight into a host buffer or staged into GPU memory),
+ * HeadObject, PutObject, DeleteObject, CreateBucket, DeleteBucket. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../s3/xml.h"
 #include "client_int.h"
+#include "gpu.h"
 #include "ops.h"
 #include "plan.h"
+#include "staging.h"
 #include "strutil.h"
 
 const char *hipobj_data_path_name(enum hipobj_data_path path) {
@@ -45,6 +47,7 @@ int hops_check_result(const char *op, struct hipobj_xfer_result *res,
 
 struct get_ctx {
   struct hreq r;
+  struct hstage *stage; /* GPU memory: the staging pipeline, else NULL */
   char *dst;
   size_t cap;
   uint64_t written;
@@ -71,7 +74,16 @@ static int get_sink(void *ctx, const char *data, size_t n) {
              "the object does not fit the %zu-byte buffer", g->cap);
     return -1;
   }
-  memcpy(g->dst + g->written, data, n);
+  if (g->stage) {
+    if (hstage_get_write(g->stage, g->written, data, n) != 0) {
+      g->r.sink_status = HIPOBJ_E_IO;
+      hstrlcpy(g->r.sink_reason, hstage_reason(g->stage),
+               sizeof g->r.sink_reason);
+      return -1;
+    }
+  } else {
+    memcpy(g->dst + g->written, data, n);
+  }
   g->written += n;
   return 0;
 }
@@ -79,6 +91,8 @@ static int get_sink(void *ctx, const char *data, size_t n) {
 static int get_rewind(struct hreq *r) {
   struct get_ctx *g = (struct get_ctx *)r;
   g->written = 0;
+  if (g->stage)
+    hstage_get_rewind(g->stage);
   return 0;
 }
 
@@ -87,6 +101,10 @@ static int get_rewind(struct hreq *r) {
 static int get_check(struct hreq *r, struct hipobj_error *err) {
   struct get_ctx *g = (struct get_ctx *)r;
   const struct s3_http_resp *resp = &r->xfer.resp;
+  /* Staged data counts once it is in GPU memory; a failed copy is final. */
+  if (g->stage && hstage_get_flush(g->stage) != 0)
+    return herr_set(err, HIPOBJ_E_IO, r->op_name, "%s",
+                    hstage_reason(g->stage));
   if (resp->content_length >= 0 && (uint64_t)resp->content_length != g->written)
     return herr_set(err, HIPOBJ_E_NETWORK, r->op_name,
                     "received %" PRIu64 " bytes, Content-Length announced "
@@ -156,12 +174,19 @@ int hipobj_s3_get(struct hipobj_client *c, const char *bucket, const char *key,
   g.r.sink_ctx = &g;
   g.r.before_attempt = get_rewind;
   g.r.check = get_check;
+  /* GPU memory: chunks are taken here, in the caller's thread. */
+  if (dst->kind != HIPOBJ_MEM_HOST &&
+      (rc = hstage_get_begin(c, op, dst, &g.stage, err)) != HIPOBJ_OK) {
+    hreq_cleanup(&g.r);
+    return rc;
+  }
   rc = hreq_run(&g.r, err);
+  hstage_end(g.stage);
   if (res) {
     res->bytes = rc == HIPOBJ_OK ? g.written : 0;
     res->object_size = g.object_size;
     res->retries = g.r.retries;
-    res->path = HIPOBJ_PATH_HTTP;
+    res->path = g.stage ? HIPOBJ_PATH_HTTP_STAGED : HIPOBJ_PATH_HTTP;
     res->seconds = hnow_seconds() - t0;
     hstrlcpy(res->etag, g.r.xfer.resp.etag, sizeof res->etag);
   }
@@ -213,6 +238,7 @@ int hops_put_single(struct hipobj_client *c, const char *bucket,
                     const char *content_type, struct hipobj_xfer_result *res,
                     struct hipobj_error *err) {
   struct hreq r;
+  struct hstage *stage = NULL;
   hreq_init(&r, c, "PutObject", "PUT", bucket, key);
   s3_request_header(&r.req, "content-type",
                     content_type ? content_type : "application/octet-stream");
@@ -220,11 +246,20 @@ int hops_put_single(struct hipobj_client *c, const char *bucket,
   r.body_len = src->len;
   r.send_body = 1;
   r.sign_payload = HREQ_SIGN_OBJECT;
-  int rc = hreq_run(&r, err);
+  int rc = HIPOBJ_OK;
+  if (src->kind != HIPOBJ_MEM_HOST) {
+    rc = hstage_put_begin(c, r.op_name, src, 0, src->len, &stage, err);
+    if (rc == HIPOBJ_OK)
+      hstage_put_attach(stage, &r);
+  }
+  if (rc == HIPOBJ_OK)
+    rc = hreq_run(&r, err);
+  hstage_end(stage);
   if (res) {
     res->bytes = rc == HIPOBJ_OK ? src->len : 0;
     res->retries = r.retries;
-    res->path = HIPOBJ_PATH_HTTP;
+    res->path = src->kind != HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP_STAGED
+                                             : HIPOBJ_PATH_HTTP;
     hstrlcpy(res->etag, r.xfer.resp.etag, sizeof res->etag);
   }
   hreq_cleanup(&r);
@@ -262,6 +297,12 @@ int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
   if (opts && opts->multipart_threshold)
     threshold = opts->multipart_threshold;
   const char *ctype = opts ? opts->content_type : NULL;
+  /* GPU memory: refuse a missing runtime or a bad pointer before a
+   * multipart upload is created on the server. */
+  const struct hgpu_ops *ops;
+  if (src->kind != HIPOBJ_MEM_HOST &&
+      (rc = hgpu_check_mem(op, src, &c->log, &ops, err)) != HIPOBJ_OK)
+    return rc;
   if (src->len > threshold) {
     unsigned conc =
         opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;

@@ -86,7 +86,8 @@ static int status_from_transport(int code) {
 static void classify(struct hreq *r) {
   const struct s3_http_resp *resp = &r->xfer.resp;
   struct hipobj_error *err = &r->err;
-  if (resp->aborted_by_sink && r->sink_status != HIPOBJ_OK) {
+  if ((resp->aborted_by_sink || r->source_aborted) &&
+      r->sink_status != HIPOBJ_OK) {
     r->status = herr_set(err, r->sink_status, r->op_name, "%s",
                          r->sink_reason[0] ? r->sink_reason
                                            : hipobj_strerror(r->sink_status));
@@ -152,6 +153,22 @@ static unsigned backoff_ms(const struct hcfg *cfg, unsigned attempt) {
 
 static int attempt(struct hreq *r, unsigned delay_ms);
 
+/* The engine reads a streamed body through here, so that a source that
+ * gives up is reported with its reason, not as a network failure. */
+static size_t run_source(void *ctx, char *buf, size_t n) {
+  struct hreq *r = ctx;
+  size_t got = r->source(r->source_ctx, buf, n);
+  if (got == (size_t)-1) {
+    r->source_aborted = 1;
+    if (r->sink_status == HIPOBJ_OK) {
+      r->sink_status = HIPOBJ_E_INTERNAL;
+      hstrlcpy(r->sink_reason, "the request body source failed",
+               sizeof r->sink_reason);
+    }
+  }
+  return got;
+}
+
 static void on_done(struct s3_http_xfer *x, void *ctx) {
   struct hreq *r = ctx;
   struct hipobj_client *c = r->client;
@@ -181,6 +198,7 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   r->attempt++;
   r->sink_status = HIPOBJ_OK;
   r->sink_reason[0] = '\0';
+  r->source_aborted = 0;
   if (r->before_attempt && r->before_attempt(r) != 0) {
     r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
                          "cannot restart the request body");
@@ -207,7 +225,9 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   x->header_lines = r->wire.lines;
   x->n_header_lines = r->wire.n_lines;
   x->no_body_expected = r->head;
-  x->body = r->body;
+  x->body = r->source ? NULL : r->body;
+  x->source = r->source ? run_source : NULL;
+  x->source_ctx = r;
   x->body_len = r->body_len;
   x->send_body = r->send_body;
   x->sink = r->sink;
@@ -228,8 +248,18 @@ int hreq_submit(struct hreq *r) {
   r->retries = 0;
   r->attempt = 0;
   r->payload_hash[0] = '\0';
-  if (r->sign_payload == HREQ_SIGN_ALWAYS ||
-      (r->sign_payload && !r->client->cfg.unsigned_payload))
+  int sign = r->sign_payload == HREQ_SIGN_ALWAYS ||
+             (r->sign_payload && !r->client->cfg.unsigned_payload);
+  if (sign && r->source && r->hash_source && r->body_len > 0) {
+    /* A streamed body is read once more, before sending, to be signed. */
+    r->status = r->hash_source(r, r->payload_hash);
+    if (r->status != HIPOBJ_OK) {
+      r->payload_hash[0] = '\0';
+      if (r->done)
+        r->done(r, r->done_ctx);
+      return r->status;
+    }
+  } else if (sign && !r->source)
     s3_sha256_hex(r->body ? r->body : "", (size_t)r->body_len, r->payload_hash);
   else if (!r->send_body || r->body_len == 0)
     /* Nothing to stream: sign the empty hash, servers check it cheaply. */
@@ -293,10 +323,9 @@ int hcheck_mem(const char *op, const struct hipobj_mem *m,
   if (!m->ptr && m->len)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "buffer pointer is NULL with length %zu", m->len);
-  if (m->kind != HIPOBJ_MEM_HOST)
-    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
-                    "memory kind %d (GPU) is not supported by this build yet; "
-                    "only host memory is",
-                    (int)m->kind);
+  if (m->kind != HIPOBJ_MEM_HOST && m->kind != HIPOBJ_MEM_HIP &&
+      m->kind != HIPOBJ_MEM_CUDA)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "memory kind %d is not HOST, HIP or CUDA", (int)m->kind);
   return HIPOBJ_OK;
 }

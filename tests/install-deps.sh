@@ -10,6 +10,8 @@ packages=(
   meson ninja-build pkg-config gcc
   libcurl4-openssl-dev libssl-dev libxml2-dev
   libibverbs-dev librdmacm-dev rdma-core
+  # HIP (AMD GPU) headers: compile check of the HIP backend (runtime dlopen'ed)
+  libamdhip64-dev
   # tests
   libcriterion-dev libmicrohttpd-dev curl
   radosgw ceph-mon ceph-osd awscli s3cmd

@@ -1,0 +1,502 @@
+/* staging.c - GPU data over HTTP through pinned host chunks (see staging.h):
+ * the bounded pool, the GET sink pipeline (host chunk -> GPU copies queued
+ * while the next chunk arrives) and the PUT source pipeline (GPU -> host
+ * copies queued ahead of the engine reading the body), each over one stream
+ * of the transfer's own with one event per chunk. */
+#include "staging.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../s3/crypto.h"
+#include "gpu.h"
+#include "strutil.h"
+
+/* ---- pool ---------------------------------------------------------------- */
+
+struct chunk {
+  struct chunk *next;
+  char *buf;
+  int alloc_dev; /* device whose context allocated it */
+};
+
+struct plat_pool {
+  const struct hgpu_ops *ops; /* the platform that allocated the chunks */
+  struct chunk *free;
+  unsigned allocated, in_use, peak, waits;
+};
+
+struct hstage_pool {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  size_t chunk_bytes;
+  unsigned max_chunks;
+  struct plat_pool plat[HGPU_N_KINDS];
+};
+
+int hstage_pool_create(size_t pool_bytes, size_t chunk_bytes,
+                       struct hstage_pool **out) {
+  struct hstage_pool *p = calloc(1, sizeof *p);
+  if (!p)
+    return -1;
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->cond, NULL);
+  p->chunk_bytes = chunk_bytes;
+  size_t n = chunk_bytes ? pool_bytes / chunk_bytes : 0;
+  p->max_chunks = n < 1 ? 1 : n > 1u << 20 ? 1u << 20 : (unsigned)n;
+  *out = p;
+  return 0;
+}
+
+void hstage_pool_destroy(struct hstage_pool *p) {
+  if (!p)
+    return;
+  for (int k = 0; k < HGPU_N_KINDS; k++) {
+    struct plat_pool *pp = &p->plat[k];
+    for (struct chunk *c = pp->free, *next; c; c = next) {
+      next = c->next;
+      pp->ops->host_free(c->alloc_dev, c->buf);
+      free(c);
+    }
+  }
+  pthread_cond_destroy(&p->cond);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+void hstage_pool_stats(struct hstage_pool *p, enum hipobj_mem_kind kind,
+                       struct hstage_pool_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (!p || (int)kind < 0 || (int)kind >= HGPU_N_KINDS)
+    return;
+  pthread_mutex_lock(&p->lock);
+  const struct plat_pool *pp = &p->plat[kind];
+  out->max_chunks = p->max_chunks;
+  out->allocated = pp->allocated;
+  out->in_use = pp->in_use;
+  out->peak = pp->peak;
+  out->waits = pp->waits;
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* Takes up to `want` chunks, at least one: waits while none is free and the
+ * bound is reached. Returns the number taken, 0 with why when even one
+ * chunk cannot be allocated. */
+static unsigned pool_take(struct hstage_pool *p, const struct hgpu_ops *ops,
+                          enum hipobj_mem_kind kind, int dev, unsigned want,
+                          struct chunk **out, char why[HGPU_WHY]) {
+  struct plat_pool *pp = &p->plat[kind];
+  unsigned got = 0;
+  pthread_mutex_lock(&p->lock);
+  if (!pp->free && pp->allocated >= p->max_chunks)
+    pp->waits++;
+  while (!pp->free && pp->allocated >= p->max_chunks)
+    pthread_cond_wait(&p->cond, &p->lock);
+  while (got < want) {
+    struct chunk *c = pp->free;
+    if (c) {
+      pp->free = c->next;
+    } else if (pp->allocated < p->max_chunks) {
+      /* Allocated under the lock: rare (the pool only grows), and a
+       * second thread would only allocate past the bound. */
+      c = calloc(1, sizeof *c);
+      if (c && ops->host_alloc(dev, p->chunk_bytes, (void **)&c->buf, why)) {
+        free(c);
+        c = NULL;
+      } else if (!c) {
+        hgpu_why(why, "out of memory");
+      }
+      if (!c)
+        break;
+      c->alloc_dev = dev;
+      pp->ops = ops;
+      pp->allocated++;
+    } else {
+      break;
+    }
+    out[got++] = c;
+  }
+  pp->in_use += got;
+  if (pp->in_use > pp->peak)
+    pp->peak = pp->in_use;
+  pthread_mutex_unlock(&p->lock);
+  return got;
+}
+
+static void pool_give(struct hstage_pool *p, enum hipobj_mem_kind kind,
+                      struct chunk **chunks, unsigned n) {
+  if (!n)
+    return;
+  struct plat_pool *pp = &p->plat[kind];
+  pthread_mutex_lock(&p->lock);
+  for (unsigned i = 0; i < n; i++) {
+    chunks[i]->next = pp->free;
+    pp->free = chunks[i];
+  }
+  pp->in_use -= n;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- one transfer -------------------------------------------------------- */
+
+struct slot {
+  struct chunk *c;
+  void *event;
+  int pending;  /* a copy is queued on this chunk */
+  int active;   /* holds data of chunk `seq` */
+  int issued;   /* GET: its copy to the GPU was queued */
+  uint64_t seq; /* which chunk of the range */
+  size_t n;     /* valid bytes */
+};
+
+struct hstage {
+  struct hstage_pool *pool;
+  const struct hgpu_ops *ops;
+  enum hipobj_mem_kind kind;
+  int dev;
+  void *stream;
+  char *gpu;    /* first byte of the range in GPU memory */
+  uint64_t len; /* bytes in the range (GET: the buffer's capacity) */
+  size_t cb;    /* chunk bytes */
+  unsigned k;   /* slots (chunks held) */
+  struct slot slot[HSTAGE_MAX_SLOTS];
+  /* PUT */
+  uint64_t pos;      /* bytes handed to the engine */
+  uint64_t next_seq; /* next chunk to copy from the GPU */
+  struct hreq *req;
+  /* the first failure since the last rewind */
+  int failed;
+  char reason[HGPU_WHY + 64];
+};
+
+const char *hstage_reason(const struct hstage *s) {
+  return s->reason[0] ? s->reason : "GPU staging failed";
+}
+
+static int stage_fail(struct hstage *s, const char *why) {
+  if (!s->failed) {
+    s->failed = 1;
+    snprintf(s->reason, sizeof s->reason, "GPU copy failed: %s", why);
+  }
+  return -1;
+}
+
+/* Waits for the copy queued on sl. */
+static int slot_wait(struct hstage *s, struct slot *sl) {
+  if (!sl->pending)
+    return 0;
+  char why[HGPU_WHY];
+  sl->pending = 0;
+  if (s->ops->event_sync(s->dev, sl->event, why) != 0)
+    return stage_fail(s, why);
+  return 0;
+}
+
+/* Waits for every queued copy; -1 when one of them failed. */
+static int wait_all(struct hstage *s) {
+  int rc = 0;
+  for (unsigned i = 0; i < s->k; i++)
+    if (slot_wait(s, &s->slot[i]) != 0)
+      rc = -1;
+  return rc;
+}
+
+static int begin(struct hipobj_client *c, const char *op,
+                 const struct hipobj_mem *m, uint64_t off, uint64_t len,
+                 struct hstage **out, struct hipobj_error *err) {
+  const struct hgpu_ops *ops;
+  *out = NULL;
+  int rc = hgpu_check_mem(op, m, &c->log, &ops, err);
+  if (rc)
+    return rc;
+  struct hstage *s = calloc(1, sizeof *s);
+  if (!s)
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  s->pool = c->stage_pool;
+  s->ops = ops;
+  s->kind = m->kind;
+  s->dev = m->device;
+  s->gpu = (char *)m->ptr + off;
+  s->len = len;
+  s->cb = s->pool->chunk_bytes;
+  uint64_t chunks = (len + s->cb - 1) / s->cb;
+  unsigned want =
+      chunks < HSTAGE_MAX_SLOTS ? (unsigned)chunks : HSTAGE_MAX_SLOTS;
+  *out = s;
+  if (want == 0)
+    return HIPOBJ_OK; /* an empty range moves no data */
+  char why[HGPU_WHY] = "";
+  struct chunk *got[HSTAGE_MAX_SLOTS];
+  s->k = pool_take(s->pool, ops, s->kind, s->dev, want, got, why);
+  if (s->k == 0)
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op,
+                    "cannot allocate pinned staging memory: %s", why);
+  for (unsigned i = 0; i < s->k; i++)
+    s->slot[i].c = got[i];
+  if (ops->stream_create(s->dev, &s->stream, why) != 0) {
+    s->stream = NULL;
+    return herr_set(err, HIPOBJ_E_IO, op, "%s", why);
+  }
+  for (unsigned i = 0; i < s->k; i++)
+    if (ops->event_create(s->dev, &s->slot[i].event, why) != 0) {
+      s->slot[i].event = NULL;
+      return herr_set(err, HIPOBJ_E_IO, op, "%s", why);
+    }
+  if (s->pool->plat[s->kind].waits)
+    HLOG_DBG(&c->log, "%s: staging through %u pinned chunk(s) of %zu bytes", op,
+             s->k, s->cb);
+  return HIPOBJ_OK;
+}
+
+void hstage_end(struct hstage *s) {
+  if (!s)
+    return;
+  struct chunk *chunks[HSTAGE_MAX_SLOTS];
+  /* No chunk goes back while a copy may still read or write it. */
+  wait_all(s);
+  for (unsigned i = 0; i < s->k; i++) {
+    if (s->slot[i].event)
+      s->ops->event_destroy(s->dev, s->slot[i].event);
+    chunks[i] = s->slot[i].c;
+  }
+  if (s->stream)
+    s->ops->stream_destroy(s->dev, s->stream);
+  pool_give(s->pool, s->kind, chunks, s->k);
+  free(s);
+}
+
+/* ---- GET: body -> chunk -> GPU ------------------------------------------ */
+
+int hstage_get_begin(struct hipobj_client *c, const char *op,
+                     const struct hipobj_mem *dst, struct hstage **out,
+                     struct hipobj_error *err) {
+  int rc = begin(c, op, dst, 0, dst ? dst->len : 0, out, err);
+  if (rc) {
+    hstage_end(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+/* Queues the copy of a filled chunk to its place in GPU memory. */
+static int get_issue(struct hstage *s, struct slot *sl) {
+  char why[HGPU_WHY];
+  if (s->ops->h2d_async(s->dev, s->gpu + sl->seq * s->cb, sl->c->buf, sl->n,
+                        s->stream, why) != 0 ||
+      s->ops->event_record(s->dev, sl->event, s->stream, why) != 0)
+    return stage_fail(s, why);
+  sl->issued = 1;
+  sl->pending = 1;
+  return 0;
+}
+
+int hstage_get_write(struct hstage *s, uint64_t off, const char *data,
+                     size_t n) {
+  if (s->failed)
+    return -1;
+  if (n > s->len || off > s->len - n || (n && !s->k))
+    return stage_fail(s, "body bytes beyond the staged range (bug)");
+  while (n > 0) {
+    uint64_t seq = off / s->cb;
+    size_t in = (size_t)(off % s->cb);
+    struct slot *sl = &s->slot[seq % s->k];
+    if (!sl->active || sl->seq != seq) {
+      /* Reusing the chunk: its data must have been sent on, and the copy
+       * that read it must be over. */
+      if (sl->active && !sl->issued)
+        return stage_fail(s, "chunk reused before its copy (bug)");
+      if (slot_wait(s, sl) != 0)
+        return -1;
+      sl->active = 1;
+      sl->issued = 0;
+      sl->seq = seq;
+      sl->n = 0;
+    }
+    if (in != sl->n)
+      return stage_fail(s, "body bytes out of order (bug)");
+    size_t m = s->cb - in < n ? s->cb - in : n;
+    memcpy(sl->c->buf + in, data, m);
+    sl->n += m;
+    off += m;
+    data += m;
+    n -= m;
+    if ((sl->n == s->cb || off == s->len) && get_issue(s, sl) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+int hstage_get_flush(struct hstage *s) {
+  if (s->failed)
+    return -1;
+  for (unsigned i = 0; i < s->k; i++) {
+    struct slot *sl = &s->slot[i];
+    if (sl->active && !sl->issued && sl->n > 0 && get_issue(s, sl) != 0)
+      break;
+  }
+  int rc = wait_all(s);
+  return s->failed ? -1 : rc;
+}
+
+void hstage_get_rewind(struct hstage *s) {
+  /* Copies of the failed attempt may still be reading the chunks; their
+   * errors belong to that attempt. */
+  wait_all(s);
+  for (unsigned i = 0; i < s->k; i++) {
+    s->slot[i].active = 0;
+    s->slot[i].issued = 0;
+    s->slot[i].n = 0;
+  }
+  s->failed = 0;
+  s->reason[0] = '\0';
+}
+
+/* ---- PUT: GPU -> chunk -> body ------------------------------------------ */
+
+int hstage_put_begin(struct hipobj_client *c, const char *op,
+                     const struct hipobj_mem *src, uint64_t off, uint64_t len,
+                     struct hstage **out, struct hipobj_error *err) {
+  if (src && (off > src->len || len > src->len - off))
+    return herr_set(err, HIPOBJ_E_INTERNAL, op,
+                    "range %" PRIu64 "+%" PRIu64 " outside the buffer", off,
+                    len);
+  int rc = begin(c, op, src, off, len, out, err);
+  if (rc) {
+    hstage_end(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+/* Queues copies from the GPU into every chunk that is free, up to k chunks
+ * ahead of the one being read. */
+static int put_fill(struct hstage *s) {
+  uint64_t cur = s->pos / s->cb;
+  while (s->next_seq * s->cb < s->len && s->next_seq < cur + s->k) {
+    struct slot *sl = &s->slot[s->next_seq % s->k];
+    char why[HGPU_WHY];
+    uint64_t off = s->next_seq * s->cb;
+    size_t n = s->len - off < s->cb ? (size_t)(s->len - off) : s->cb;
+    if (slot_wait(s, sl) != 0)
+      return -1;
+    if (s->ops->d2h_async(s->dev, sl->c->buf, s->gpu + off, n, s->stream,
+                          why) != 0 ||
+        s->ops->event_record(s->dev, sl->event, s->stream, why) != 0)
+      return stage_fail(s, why);
+    sl->pending = 1;
+    sl->active = 1;
+    sl->seq = s->next_seq++;
+    sl->n = n;
+  }
+  return 0;
+}
+
+static int put_rewind(struct hstage *s) {
+  wait_all(s);
+  for (unsigned i = 0; i < s->k; i++)
+    s->slot[i].active = 0;
+  s->pos = 0;
+  s->next_seq = 0;
+  s->failed = 0;
+  s->reason[0] = '\0';
+  return put_fill(s);
+}
+
+/* The bytes available next (waiting for their copy); *n = 0 at the end. */
+static int put_peek(struct hstage *s, const char **p, size_t *n) {
+  *n = 0;
+  if (s->failed)
+    return -1;
+  if (s->pos >= s->len)
+    return 0;
+  uint64_t seq = s->pos / s->cb;
+  struct slot *sl = &s->slot[seq % s->k];
+  if (!sl->active || sl->seq != seq)
+    return stage_fail(s, "chunk not queued (bug)");
+  if (slot_wait(s, sl) != 0)
+    return -1;
+  size_t in = (size_t)(s->pos % s->cb);
+  *p = sl->c->buf + in;
+  *n = sl->n - in;
+  return 0;
+}
+
+static int put_advance(struct hstage *s, size_t m) {
+  s->pos += m;
+  if (s->pos % s->cb == 0 || s->pos == s->len)
+    return put_fill(s); /* a chunk was used up: refill it */
+  return 0;
+}
+
+static size_t put_source(void *ctx, char *buf, size_t want) {
+  struct hstage *s = ctx;
+  size_t done = 0;
+  while (done < want) {
+    const char *p;
+    size_t n;
+    if (put_peek(s, &p, &n) != 0)
+      goto failed;
+    if (n == 0)
+      break;
+    if (n > want - done)
+      n = want - done;
+    memcpy(buf + done, p, n);
+    done += n;
+    if (put_advance(s, n) != 0)
+      goto failed;
+  }
+  return done;
+failed:
+  if (s->req) {
+    s->req->sink_status = HIPOBJ_E_IO;
+    hstrlcpy(s->req->sink_reason, hstage_reason(s), sizeof s->req->sink_reason);
+  }
+  return (size_t)-1;
+}
+
+static int put_before_attempt(struct hreq *r) {
+  struct hstage *s = r->source_ctx;
+  /* A failure to queue the first copies is reported by the source. */
+  put_rewind(s);
+  return 0;
+}
+
+/* The signing pass: the whole range through the same pipeline, hashed
+ * straight from the chunks. */
+static int put_hash(struct hreq *r, char hex[65]) {
+  struct hstage *s = r->source_ctx;
+  struct s3_sha256_ctx *h = s3_sha256_begin();
+  if (!h)
+    return herr_set(&r->err, HIPOBJ_E_OUT_OF_MEMORY, r->op_name,
+                    "out of memory");
+  int rc = put_rewind(s);
+  while (rc == 0) {
+    const char *p;
+    size_t n;
+    if ((rc = put_peek(s, &p, &n)) != 0 || n == 0)
+      break;
+    s3_sha256_update(h, p, n);
+    rc = put_advance(s, n);
+  }
+  uint8_t digest[S3_SHA256_LEN];
+  s3_sha256_end(h, digest);
+  if (rc != 0)
+    return herr_set(&r->err, HIPOBJ_E_IO, r->op_name, "%s", hstage_reason(s));
+  s3_hex(digest, sizeof digest, hex);
+  return HIPOBJ_OK;
+}
+
+void hstage_put_attach(struct hstage *s, struct hreq *r) {
+  s->req = r;
+  r->body = NULL;
+  r->source = put_source;
+  r->source_ctx = s;
+  r->body_len = s->len;
+  r->send_body = 1;
+  r->before_attempt = put_before_attempt;
+  r->hash_source = put_hash;
+}

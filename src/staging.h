@@ -1,0 +1,75 @@
+/* staging.h - GPU data over HTTP through pinned host memory.
+ *
+ * A client owns one pool of pinned chunks per GPU platform, bounded by
+ * staging_pool_bytes. A transfer takes its chunks (up to three: triple
+ * buffering) in the calling thread before it is submitted, waiting there
+ * while the pool is exhausted, and gives them back when it ends; so the
+ * engine thread never waits for memory, only (briefly) for the GPU copy that
+ * last used a chunk.
+ *
+ * GET into GPU memory: the response body fills chunks that are copied to the
+ * GPU asynchronously while the next chunk arrives (hstage_get_*).
+ * PUT / UploadPart from GPU memory: asynchronous copies from the GPU fill
+ * chunks ahead of the engine, which reads them as the streamed request body
+ * (hstage_put_attach). A signed payload is hashed in a first pass over the
+ * same pipeline. Never more than the transfer's chunks of host memory,
+ * whatever the object size. */
+#ifndef HIPOBJ_STAGING_H
+#define HIPOBJ_STAGING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client_int.h"
+
+struct hstage_pool;
+struct hstage;
+
+#define HSTAGE_MAX_SLOTS 3 /* chunks one transfer holds at most */
+
+/* A pool of chunk_bytes chunks, at most pool_bytes per platform. Chunks are
+ * allocated on first use and kept until hstage_pool_destroy(). */
+int hstage_pool_create(size_t pool_bytes, size_t chunk_bytes,
+                       struct hstage_pool **out);
+/* No transfer may be in progress. NULL is allowed. */
+void hstage_pool_destroy(struct hstage_pool *p);
+
+struct hstage_pool_stats {
+  unsigned max_chunks; /* the bound */
+  unsigned allocated;  /* pinned chunks allocated so far */
+  unsigned in_use;     /* held by transfers now */
+  unsigned peak;       /* most ever held at once */
+  unsigned waits;      /* reservations that had to wait */
+};
+void hstage_pool_stats(struct hstage_pool *p, enum hipobj_mem_kind kind,
+                       struct hstage_pool_stats *out);
+
+/* GET into GPU memory dst (checked: runtime, pointer, range). Takes the
+ * chunks (may wait for them). err is filled on failure. */
+int hstage_get_begin(struct hipobj_client *c, const char *op,
+                     const struct hipobj_mem *dst, struct hstage **out,
+                     struct hipobj_error *err);
+/* n body bytes for dst offset off, which continues the previous write
+ * (engine thread). Returns 0, or -1 with hstage_reason(). */
+int hstage_get_write(struct hstage *s, uint64_t off, const char *data,
+                     size_t n);
+/* Queues the last partial chunk and waits for every copy. 0 or -1. */
+int hstage_get_flush(struct hstage *s);
+/* Before another attempt: waits for the copies still running and starts
+ * over at offset 0. */
+void hstage_get_rewind(struct hstage *s);
+
+/* PUT of [off, off+len) of GPU memory src. Takes the chunks (may wait). */
+int hstage_put_begin(struct hipobj_client *c, const char *op,
+                     const struct hipobj_mem *src, uint64_t off, uint64_t len,
+                     struct hstage **out, struct hipobj_error *err);
+/* Makes the range r's request body: source, rewind per attempt, hash. */
+void hstage_put_attach(struct hstage *s, struct hreq *r);
+
+/* Why the last call failed ("GPU copy failed: ..."). */
+const char *hstage_reason(const struct hstage *s);
+/* Waits for copies still running, gives the chunks back and frees s (any
+ * thread). NULL is allowed. */
+void hstage_end(struct hstage *s);
+
+#endif

@@ -1,0 +1,74 @@
+#!/bin/bash
+# device-run.sh - on the GPU machine, from the repository root: hipObject's
+# GPU paths end to end (tests/gpu/gpu-e2e.sh): the GPU suite, `hipobj cp
+# --gpu 0` round trips compared by sha256, and the 1 GiB host-vs-GPU
+# benchmark, all against a hipobj-server on 127.0.0.1.
+#
+#   bash tests/gpu/device-run.sh            # programs from .dev/ (carried;
+#                                           # see prepare-device.sh)
+#   bash tests/gpu/device-run.sh BUILDDIR   # programs built there
+#
+# Logs go to $OUT (the device tool's result folder) when it is set.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+out=${OUT:-/tmp}
+log() { echo "device-run: $*"; }
+
+log "$(uname -srm); $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+nvidia-smi -L 2>/dev/null || log "nvidia-smi: not available"
+
+if [ $# -ge 1 ]; then
+  b=$1
+  server=$b/tests/server/hipobj-server cli=$b/examples/hipobj
+  suite=$b/tests/gpu/gpu_suite bench=$b/tests/gpu/gpu_bench
+else
+  server=.dev/bin/hipobj-server cli=.dev/bin/hipobj
+  suite=.dev/bin/gpu_suite bench=.dev/bin/gpu_bench
+  # The libraries built with the programs; then, only for what this
+  # machine lacks, the copies from the build machine (.dev/fallback).
+  extra=/tmp/hipobj-missing-libs
+  rm -rf "$extra"
+  mkdir -p "$extra"
+  export LD_LIBRARY_PATH=$root/.dev/lib:$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  for _ in 1 2 3 4 5 6; do
+    missing=$(ldd .dev/bin/* "$extra"/* 2>&1 |
+      sed -n -e 's/^[[:space:]]*\([^[:space:]]*\) => not found.*/\1/p' \
+        -e "s/.*: \([^:]*\): version .* not found.*/\1/p" |
+      xargs -r -n1 basename | sort -u)
+    [ -z "$missing" ] && break
+    for m in $missing; do
+      if [ -e ".dev/fallback/$m.gz" ]; then
+        log "this machine lacks $m: using the carried copy"
+        gunzip -c ".dev/fallback/$m.gz" >"$extra/$m"
+      else
+        log "this machine lacks $m and no copy was carried"
+      fi
+    done
+  done
+fi
+for f in "$server" "$cli" "$suite" "$bench"; do
+  if [ ! -x "$f" ]; then
+    log "$f is missing: run tests/gpu/prepare-device.sh on the build machine and carry .dev"
+    exit 2
+  fi
+done
+
+# The CUDA driver library is loaded with dlopen("libcuda.so.1").
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib64 \
+    /usr/local/cuda/compat /usr/lib/x86_64-linux-gnu; do
+    if [ -e "$d/libcuda.so.1" ]; then
+      log "libcuda.so.1 found in $d"
+      export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$d
+      break
+    fi
+  done
+fi
+
+bash tests/gpu/gpu-e2e.sh "$server" "$cli" "$suite" "$bench" 2>&1 |
+  tee "$out/gpu-e2e.log"
+rc=${PIPESTATUS[0]}
+log "exit status $rc (log: $out/gpu-e2e.log)"
+exit "$rc"

@@ -1,0 +1,135 @@
+#!/bin/bash
+# gpu-e2e.sh - hipObject's GPU paths end to end against a local hipobj-server:
+#
+#   tests/gpu/gpu-e2e.sh SERVER HIPOBJ GPU_SUITE [GPU_BENCH]
+#
+# Starts SERVER on 127.0.0.1 (a free port, a temp root), then runs
+#   1. `hipobj info`;
+#   2. GPU_SUITE (GET/PUT/multipart/ranges/threads/dma-buf on the GPU);
+#   3. round trips of files through `hipobj --gpu N cp`, upload and download,
+#      files and stdin/stdout, compared by sha256 with the original and with
+#      a host-memory download;
+#   4. with GPU_BENCH, the host-vs-GPU benchmark.
+# Ends with "N passed, N failed" for the cp checks. Exit status: 0 all passed,
+# 1 something failed, 77 no GPU (GPU_SUITE skipped).
+#
+# Environment: HIPOBJ_E2E_GPU (device, default 0), HIPOBJ_E2E_MAX_MIB (largest
+# cp file, default 1024), HIPOBJ_BENCH_MIB (benchmark size, default 1024).
+set -uo pipefail
+
+if [ $# -lt 3 ]; then
+  echo "usage: $0 SERVER HIPOBJ GPU_SUITE [GPU_BENCH]" >&2
+  exit 2
+fi
+server=$1 cli=$2 suite=$3 bench=${4:-}
+gpu=${HIPOBJ_E2E_GPU:-0}
+max_mib=${HIPOBJ_E2E_MAX_MIB:-1024}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/hipobj-gpu-e2e.XXXXXX")
+srv_pid=
+cleanup() {
+  [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+key=HIPOBJGPUE2EKEY
+secret=hipobjGpuE2eSecret0000000000000000000001
+mkdir -p "$work/root"
+AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$secret \
+  "$server" --listen 127.0.0.1:0 --root "$work/root" --log-level warn \
+  >"$work/server.out" 2>"$work/server.err" &
+srv_pid=$!
+url=
+for _ in $(seq 100); do
+  url=$(grep -o 'http://[0-9.]*:[0-9]*' "$work/server.out" 2>/dev/null | head -1)
+  [ -n "$url" ] && break
+  kill -0 "$srv_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "gpu-e2e: $server did not start:" >&2
+  cat "$work/server.err" >&2
+  exit 1
+fi
+echo "gpu-e2e: hipobj-server at $url"
+
+export HIPOBJ_TEST_ENDPOINT=$url HIPOBJ_TEST_ACCESS_KEY=$key
+export HIPOBJ_TEST_SECRET_KEY=$secret HIPOBJ_TEST_REGION=us-east-1
+export HIPOBJ_TEST_GPU=$gpu
+export AWS_ENDPOINT_URL=$url AWS_ACCESS_KEY_ID=$key
+export AWS_SECRET_ACCESS_KEY=$secret AWS_REGION=us-east-1
+unset AWS_PROFILE AWS_ENDPOINT_URL_S3
+
+echo "== hipobj info"
+"$cli" info
+
+echo "== gpu_suite"
+"$suite"
+suite_rc=$?
+if [ $suite_rc -eq 77 ]; then
+  echo "gpu-e2e: no GPU: skipped"
+  exit 77
+fi
+
+echo "== hipobj --gpu $gpu cp round trips"
+passed=0
+failed=0
+check() { # NAME FILE-A FILE-B
+  local a b
+  a=$(sha256sum <"$2" | cut -d' ' -f1)
+  b=$(sha256sum <"$3" | cut -d' ' -f1)
+  if [ "$a" = "$b" ]; then
+    passed=$((passed + 1))
+    echo "PASS $1 ($a)"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: $a != $b"
+  fi
+}
+run() { # NAME CMD...: a command that must succeed
+  local name=$1
+  shift
+  if "$@" >"$work/cmd.out" 2>&1; then
+    return 0
+  fi
+  failed=$((failed + 1))
+  echo "FAIL $name: $*"
+  sed 's/^/    /' "$work/cmd.out"
+  return 1
+}
+
+"$cli" mb s3://gpu-e2e >/dev/null
+sizes="0 1 4194305 $((64 << 20))"
+[ "$max_mib" -ge 1024 ] && sizes="$sizes $((1 << 30))"
+for size in $sizes; do
+  [ "$size" -gt $((max_mib << 20)) ] && continue
+  f=$work/in.$size
+  head -c "$size" /dev/urandom >"$f"
+  run "upload $size (gpu)" "$cli" --gpu "$gpu" --json cp "$f" "s3://gpu-e2e/o$size" &&
+    grep -q '"data_path":"http-staged"' "$work/cmd.out" ||
+    { echo "    (upload of $size did not report http-staged)"; failed=$((failed + 1)); }
+  run "download $size (gpu)" "$cli" --gpu "$gpu" cp "s3://gpu-e2e/o$size" "$f.gpu" &&
+    check "gpu round trip $size" "$f" "$f.gpu"
+  run "download $size (host)" "$cli" cp "s3://gpu-e2e/o$size" "$f.host" &&
+    check "host download of gpu upload $size" "$f" "$f.host"
+  rm -f "$f.gpu" "$f.host"
+done
+# stdin -> GPU -> S3 (multipart through the tool's stream path) and back out
+# through GPU memory to stdout.
+f=$work/in.stream
+head -c $(((max_mib < 24 ? max_mib : 24) << 20)) /dev/urandom >"$f"
+run "stream upload (gpu)" sh -c "\"$cli\" --gpu $gpu cp - s3://gpu-e2e/stream <\"$f\"" &&
+  run "stream download (gpu)" sh -c "\"$cli\" --gpu $gpu cp s3://gpu-e2e/stream - >\"$f.out\"" &&
+  check "gpu stream round trip" "$f" "$f.out"
+rm -f "$work"/in.*
+
+if [ -n "$bench" ]; then
+  echo "== gpu_bench"
+  "$bench" || failed=$((failed + 1))
+fi
+
+echo "gpu_suite exit status $suite_rc"
+[ $suite_rc -ne 0 ] && failed=$((failed + 1))
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
