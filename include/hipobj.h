@@ -414,8 +414,14 @@ struct hipobj_get_opts {
   int has_range;      /**< Non-zero: read [offset, offset+length). */
   uint64_t offset;    /**< First byte of the range. */
   uint64_t length;    /**< Range length; 0 with has_range means "to the end". */
-  const char *
-      if_match; /**< Fail with HIPOBJ_E_PRECONDITION unless the ETag matches. */
+  /** Fail with HIPOBJ_E_PRECONDITION unless the object's ETag matches. */
+  const char *if_match;
+  /** Part size of a parallel GET; 0: the client's part size. A read larger
+   *  than one part is split into ranged GETs pinned to the first answer's
+   *  ETag (If-Match), several in flight, each landing at its offset. */
+  uint64_t part_size;
+  /** Parts in flight; 0: the client's concurrency; 1: one request. */
+  unsigned concurrency;
 };
 #define HIPOBJ_GET_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_get_opts) }
@@ -483,6 +489,72 @@ HIPOBJ_API int hipobj_s3_create_bucket(struct hipobj_client *client,
 HIPOBJ_API int hipobj_s3_delete_bucket(struct hipobj_client *client,
                                        const char *bucket,
                                        struct hipobj_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Asynchronous transfers                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** A GET or PUT running in the background. hipobj_s3_get() and
+ *  hipobj_s3_put() are this API run to completion on the calling thread. */
+struct hipobj_xfer;
+
+/** Progress of a transfer: payload bytes moved so far (monotonic, counted
+ *  once even when a part is retried) and the total (0 while unknown). Runs
+ *  on the client's I/O thread: return quickly, call no hipobj function that
+ *  waits. */
+typedef void (*hipobj_progress_fn)(void *user, uint64_t bytes_done,
+                                   uint64_t bytes_total);
+
+/** Completion of an asynchronous transfer, with its final status. Runs once,
+ *  on one of the client's transfer threads, after the result is final: it
+ *  may read it with hipobj_xfer_wait() (which then returns at once). It must
+ *  not free the transfer. */
+typedef void (*hipobj_xfer_done_fn)(struct hipobj_xfer *xfer, int status,
+                                    void *user);
+
+/** Callbacks of one asynchronous transfer (all optional). */
+struct hipobj_xfer_opts {
+  size_t struct_size;          /**< sizeof(struct hipobj_xfer_opts). */
+  hipobj_xfer_done_fn done;    /**< Completion callback. */
+  hipobj_progress_fn progress; /**< Progress callback. */
+  void *user;                  /**< Passed to both. */
+};
+#define HIPOBJ_XFER_OPTS_INIT                                                  \
+  { .struct_size = sizeof(struct hipobj_xfer_opts) }
+
+/** Starts hipobj_s3_get() in the background. Strings and options are
+ *  copied; dst must stay valid until the transfer has finished. */
+HIPOBJ_API int hipobj_s3_get_start(struct hipobj_client *client,
+                                   const char *bucket, const char *key,
+                                   const struct hipobj_mem *dst,
+                                   const struct hipobj_get_opts *opts,
+                                   const struct hipobj_xfer_opts *xopts,
+                                   struct hipobj_xfer **out,
+                                   struct hipobj_error *err);
+/** Starts hipobj_s3_put() in the background (src must stay valid until the
+ *  transfer has finished). */
+HIPOBJ_API int hipobj_s3_put_start(struct hipobj_client *client,
+                                   const char *bucket, const char *key,
+                                   const struct hipobj_mem *src,
+                                   const struct hipobj_put_opts *opts,
+                                   const struct hipobj_xfer_opts *xopts,
+                                   struct hipobj_xfer **out,
+                                   struct hipobj_error *err);
+/** Waits for the transfer to finish; returns its status and fills res and
+ *  err (both optional). May be called any number of times. */
+HIPOBJ_API int hipobj_xfer_wait(struct hipobj_xfer *xfer,
+                                struct hipobj_xfer_result *res,
+                                struct hipobj_error *err);
+/** Non-zero once the transfer has finished and its callback has returned. */
+HIPOBJ_API int hipobj_xfer_done(struct hipobj_xfer *xfer);
+/** Asks the transfer to stop: requests in flight are aborted, no new part
+ *  starts, a multipart upload is aborted on the server, and the transfer
+ *  finishes with HIPOBJ_E_CANCELLED (unless it had already finished). Any
+ *  thread; harmless after the end. */
+HIPOBJ_API void hipobj_xfer_cancel(struct hipobj_xfer *xfer);
+/** Frees a transfer; a running one is cancelled and waited for first. Not
+ *  from its own callbacks. NULL is allowed. */
+HIPOBJ_API void hipobj_xfer_free(struct hipobj_xfer *xfer);
 
 /* ------------------------------------------------------------------------ */
 /* Listing                                                                  */

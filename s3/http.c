@@ -185,7 +185,7 @@ static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow,
   (void)dltotal;
   (void)ultotal;
   struct s3_http_xfer *x = ud;
-  if (x->cancel) {
+  if (x->cancel || (x->cancel_ref && *x->cancel_ref)) {
     x->resp.cancelled = 1;
     return 1; /* CURLE_ABORTED_BY_CALLBACK */
   }
@@ -337,7 +337,7 @@ static void finish(struct s3_http *h, struct s3_http_xfer *x, CURLcode code) {
 }
 
 static void start(struct s3_http *h, struct s3_http_xfer *x) {
-  if (x->cancel) {
+  if (x->cancel || (x->cancel_ref && *x->cancel_ref)) {
     /* Cancelled while queued (e.g. during a retry backoff). */
     x->resp.cancelled = 1;
     x->resp.transport_code = CURLE_ABORTED_BY_CALLBACK;
@@ -493,6 +493,10 @@ int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
 void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x) {
   x->cancel = 1;
   curl_multi_wakeup(h->multi); /* so an idle worker notices soon */
+}
+
+void s3_http_wakeup(struct s3_http *h) {
+  curl_multi_wakeup(h->multi);
 }
 
 struct waiter {

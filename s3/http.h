@@ -79,6 +79,9 @@ struct s3_http_xfer {
   /* Set (from any thread) to abort the transfer; it then completes with
    * resp.cancelled = 1. */
   volatile int cancel;
+  /* Optional: a flag shared by several transfers (a whole multipart or
+   * parallel transfer); non-zero cancels like `cancel`. */
+  const volatile int *cancel_ref;
   /* A connection of its own, closed after the answer (RDMA control
    * requests: READY holds its connection through the data phase). */
   int dedicated_connection;
@@ -102,6 +105,8 @@ int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
 /* Asks a submitted transfer to stop (any thread); it completes through
  * `done` with resp.cancelled set. Harmless once it has completed. */
 void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x);
+/* Wakes the worker so it re-checks cancel flags of running transfers. */
+void s3_http_wakeup(struct s3_http *h);
 /* Submits and waits. x->done must be NULL. */
 int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x);
 /* The libcurl version string, for diagnostics. */

@@ -23,6 +23,7 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   struct hipobj_client *c = calloc(1, sizeof *c);
   if (!c)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  pthread_mutex_init(&c->async_lock, NULL);
   int rc = hcfg_resolve(cfg, NULL, &c->cfg, err);
   if (rc != HIPOBJ_OK) {
     free(c);
@@ -84,10 +85,12 @@ fail:
 void hipobj_client_destroy(struct hipobj_client *c) {
   if (!c)
     return;
+  hxfer_pool_destroy(c);
   s3_http_destroy(c->http);
   hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);
+  pthread_mutex_destroy(&c->async_lock);
   free(c);
 }
 

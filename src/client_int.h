@@ -12,6 +12,26 @@
 #include "log.h"
 
 struct hstage_pool;
+struct hpool;
+
+/* Control shared by every request of one transfer (all the parts of a
+ * parallel GET or multipart PUT): cancellation and progress. */
+struct hxctl {
+  volatile int cancel;
+  struct hipobj_client *client;
+  hipobj_progress_fn progress; /* NULL: none */
+  void *user;
+  uint64_t total; /* payload bytes expected, 0 until known */
+  uint64_t done;  /* payload bytes moved, monotonic (atomic) */
+};
+
+/* Adds newly moved bytes (never more than total once known) and reports. */
+void hxctl_add(struct hxctl *ctl, uint64_t delta);
+/* Sets the expected total (when learnt) and reports. */
+void hxctl_set_total(struct hxctl *ctl, uint64_t total);
+static inline int hxctl_cancelled(const struct hxctl *ctl) {
+  return ctl && ctl->cancel;
+}
 
 struct hipobj_client {
   struct hcfg cfg;       /* immutable after create */
@@ -19,6 +39,8 @@ struct hipobj_client {
   struct s3_http *http;  /* thread-safe submission */
   struct hlog log;
   struct hstage_pool *stage_pool; /* pinned chunks for GPU data (staging.h) */
+  struct hpool *async_pool;       /* threads of the asynchronous API (xfer.c) */
+  pthread_mutex_t async_lock;     /* guards creating async_pool */
 };
 
 enum {
@@ -60,6 +82,9 @@ struct hreq {
   size_t body_limit; /* cap of an in-memory 2xx body; 0: 1 MiB */
   void (*done)(struct hreq *r, void *ctx);
   void *done_ctx;
+  /* Transfer this request belongs to (cancel, progress), or NULL. */
+  struct hxctl *ctl;
+  uint64_t progress_seen; /* most payload bytes reported for this request */
   /* set by a sink or source that aborted the transfer: status and reason */
   int sink_status;
   char sink_reason[256];
@@ -96,6 +121,9 @@ int hcheck_mem(const char *op, const struct hipobj_mem *m,
                struct hipobj_error *err);
 
 double hnow_seconds(void);
+
+/* Stops the threads of the asynchronous API (no transfer may be running). */
+void hxfer_pool_destroy(struct hipobj_client *c);
 
 /* A struct of the caller's is usable when it is large enough for `field`. */
 #define HAS_FIELD(p, type, field)                                              \

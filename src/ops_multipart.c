@@ -454,6 +454,7 @@ struct mp_state {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   struct hipobj_mpu *mpu;
+  struct hxctl *ctl;
   unsigned in_flight;
   unsigned retries;
   int failed;
@@ -491,10 +492,10 @@ static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
   unsigned next = 1;
   for (;;) {
     pthread_mutex_lock(&st->lock);
-    while (st->in_flight > 0 &&
-           (st->in_flight >= conc || next > n_parts || st->failed))
+    while (st->in_flight > 0 && (st->in_flight >= conc || next > n_parts ||
+                                 st->failed || hxctl_cancelled(st->ctl)))
       pthread_cond_wait(&st->cond, &st->lock);
-    if (st->failed || next > n_parts) {
+    if (st->failed || next > n_parts || hxctl_cancelled(st->ctl)) {
       pthread_mutex_unlock(&st->lock);
       break;
     }
@@ -514,6 +515,7 @@ static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
                  (const char *)src->ptr + off, len);
     s->r.done = part_done;
     s->r.done_ctx = s;
+    s->r.ctl = st->ctl;
     next++;
     if (src->kind != HIPOBJ_MEM_HOST) {
       /* May wait here, in the caller's thread, for parts in flight to give
@@ -529,6 +531,10 @@ static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
     }
     hreq_submit(&s->r);
   }
+  if (!st->failed && hxctl_cancelled(st->ctl)) {
+    herr_set(&st->first_error, HIPOBJ_E_CANCELLED, "PutObject", "cancelled");
+    st->failed = 1;
+  }
   return st->failed ? st->first_error.status : HIPOBJ_OK;
 }
 
@@ -536,7 +542,7 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
                        const char *key, const struct hipobj_mem *src,
                        const char *content_type, uint64_t part_size,
                        unsigned concurrency, int keep_failed_upload,
-                       struct hipobj_xfer_result *res,
+                       struct hxctl *ctl, struct hipobj_xfer_result *res,
                        struct hipobj_error *err) {
   uint64_t ps;
   if (hplan_part_size(src->len, part_size, &ps) != 0)
@@ -556,6 +562,8 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
   pthread_mutex_init(&st.lock, NULL);
   pthread_cond_init(&st.cond, NULL);
   st.mpu = m;
+  st.ctl = ctl;
+  hxctl_set_total(ctl, src->len);
   if (!slots) {
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "PutObject", "out of memory");
   } else {

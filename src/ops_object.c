@@ -1,6 +1,6 @@
-/* ops_object.c - single-request object and bucket operations: GetObject
- * (whole or ranged, straight into a host buffer or staged into GPU memory),
- * HeadObject, PutObject, DeleteObject, CreateBucket, DeleteBucket. */
+/* ops_object.c - object and bucket operations other than GET (ops_get.c):
+ * HeadObject, the PutObject driver (single request or multipart),
+ * DeleteObject, CreateBucket, DeleteBucket. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,157 +41,6 @@ int hops_check_result(const char *op, struct hipobj_xfer_result *res,
   memset(res, 0, sizeof *res);
   res->struct_size = size;
   return HIPOBJ_OK;
-}
-
-/* ---- GetObject ----------------------------------------------------------- */
-
-struct get_ctx {
-  struct hreq r;
-  struct hstage *stage; /* GPU memory: the staging pipeline, else NULL */
-  char *dst;
-  size_t cap;
-  uint64_t written;
-  int has_range;
-  uint64_t offset, length;
-  uint64_t object_size;
-};
-
-static int get_sink(void *ctx, const char *data, size_t n) {
-  struct get_ctx *g = ctx;
-  if (g->written == 0) {
-    /* Refuse before writing a byte when the answer announces too much. */
-    int64_t cl = g->r.xfer.resp.content_length;
-    if (cl >= 0 && (uint64_t)cl > g->cap) {
-      g->r.sink_status = HIPOBJ_E_BUFFER_TOO_SMALL;
-      snprintf(g->r.sink_reason, sizeof g->r.sink_reason,
-               "%" PRId64 " bytes do not fit the %zu-byte buffer", cl, g->cap);
-      return -1;
-    }
-  }
-  if (n > g->cap - g->written) {
-    g->r.sink_status = HIPOBJ_E_BUFFER_TOO_SMALL;
-    snprintf(g->r.sink_reason, sizeof g->r.sink_reason,
-             "the object does not fit the %zu-byte buffer", g->cap);
-    return -1;
-  }
-  if (g->stage) {
-    if (hstage_get_write(g->stage, g->written, data, n) != 0) {
-      g->r.sink_status = HIPOBJ_E_IO;
-      hstrlcpy(g->r.sink_reason, hstage_reason(g->stage),
-               sizeof g->r.sink_reason);
-      return -1;
-    }
-  } else {
-    memcpy(g->dst + g->written, data, n);
-  }
-  g->written += n;
-  return 0;
-}
-
-static int get_rewind(struct hreq *r) {
-  struct get_ctx *g = (struct get_ctx *)r;
-  g->written = 0;
-  if (g->stage)
-    hstage_get_rewind(g->stage);
-  return 0;
-}
-
-/* Never report partial or misplaced data as complete: the answer must say
- * exactly which bytes it carries, and we must have received all of them. */
-static int get_check(struct hreq *r, struct hipobj_error *err) {
-  struct get_ctx *g = (struct get_ctx *)r;
-  const struct s3_http_resp *resp = &r->xfer.resp;
-  /* Staged data counts once it is in GPU memory; a failed copy is final. */
-  if (g->stage && hstage_get_flush(g->stage) != 0)
-    return herr_set(err, HIPOBJ_E_IO, r->op_name, "%s",
-                    hstage_reason(g->stage));
-  if (resp->content_length >= 0 && (uint64_t)resp->content_length != g->written)
-    return herr_set(err, HIPOBJ_E_NETWORK, r->op_name,
-                    "received %" PRIu64 " bytes, Content-Length announced "
-                    "%" PRId64,
-                    g->written, resp->content_length);
-  if (resp->status == 206) {
-    uint64_t first, last, total;
-    if (hplan_parse_content_range(resp->content_range, &first, &last, &total) !=
-        0)
-      return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
-                      "206 answer with a bad Content-Range '%s'",
-                      resp->content_range);
-    if (!g->has_range || first != g->offset || last - first + 1 != g->written ||
-        (g->length && last > g->offset + g->length - 1))
-      return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
-                      "Content-Range '%s' does not match the requested range "
-                      "and the %" PRIu64 " bytes received",
-                      resp->content_range, g->written);
-    g->object_size = total == UINT64_MAX ? 0 : total;
-    return HIPOBJ_OK;
-  }
-  if (g->has_range && (g->offset != 0 || (g->length && g->written > g->length)))
-    return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
-                    "the server ignored the Range header (answered %ld with "
-                    "the whole object)",
-                    resp->status);
-  g->object_size = g->written;
-  return HIPOBJ_OK;
-}
-
-int hipobj_s3_get(struct hipobj_client *c, const char *bucket, const char *key,
-                  const struct hipobj_mem *dst,
-                  const struct hipobj_get_opts *opts,
-                  struct hipobj_xfer_result *res, struct hipobj_error *err) {
-  const char *op = "GetObject";
-  double t0 = hnow_seconds();
-  int rc;
-  if (!c)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
-  if ((rc = hops_check_result(op, res, err)) ||
-      (rc = hcheck_bucket_key(op, bucket, key, 1, err)) ||
-      (rc = hcheck_mem(op, dst, err)))
-    return rc;
-  if (opts && opts->struct_size < sizeof *opts)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "options struct_size is too small; use "
-                    "HIPOBJ_GET_OPTS_INIT");
-  struct get_ctx g;
-  memset(&g, 0, sizeof g);
-  hreq_init(&g.r, c, op, "GET", bucket, key);
-  g.dst = dst->ptr;
-  g.cap = dst->len;
-  char range[64];
-  if (opts && opts->has_range) {
-    if (opts->length && opts->offset > UINT64_MAX - opts->length)
-      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                      "range offset + length overflows");
-    g.has_range = 1;
-    g.offset = opts->offset;
-    g.length = opts->length;
-    hplan_range_header(g.offset, g.length, range);
-    s3_request_header(&g.r.req, "range", range);
-  }
-  if (opts && opts->if_match && *opts->if_match)
-    s3_request_header(&g.r.req, "if-match", opts->if_match);
-  g.r.sink = get_sink;
-  g.r.sink_ctx = &g;
-  g.r.before_attempt = get_rewind;
-  g.r.check = get_check;
-  /* GPU memory: chunks are taken here, in the caller's thread. */
-  if (dst->kind != HIPOBJ_MEM_HOST &&
-      (rc = hstage_get_begin(c, op, dst, &g.stage, err)) != HIPOBJ_OK) {
-    hreq_cleanup(&g.r);
-    return rc;
-  }
-  rc = hreq_run(&g.r, err);
-  hstage_end(g.stage);
-  if (res) {
-    res->bytes = rc == HIPOBJ_OK ? g.written : 0;
-    res->object_size = g.object_size;
-    res->retries = g.r.retries;
-    res->path = g.stage ? HIPOBJ_PATH_HTTP_STAGED : HIPOBJ_PATH_HTTP;
-    res->seconds = hnow_seconds() - t0;
-    hstrlcpy(res->etag, g.r.xfer.resp.etag, sizeof res->etag);
-  }
-  hreq_cleanup(&g.r);
-  return rc;
 }
 
 /* ---- HeadObject ---------------------------------------------------------- */
@@ -235,11 +84,13 @@ int hipobj_s3_head(struct hipobj_client *c, const char *bucket, const char *key,
 
 int hops_put_single(struct hipobj_client *c, const char *bucket,
                     const char *key, const struct hipobj_mem *src,
-                    const char *content_type, struct hipobj_xfer_result *res,
-                    struct hipobj_error *err) {
+                    const char *content_type, struct hxctl *ctl,
+                    struct hipobj_xfer_result *res, struct hipobj_error *err) {
   struct hreq r;
   struct hstage *stage = NULL;
   hreq_init(&r, c, "PutObject", "PUT", bucket, key);
+  r.ctl = ctl;
+  hxctl_set_total(ctl, src->len);
   s3_request_header(&r.req, "content-type",
                     content_type ? content_type : "application/octet-stream");
   r.body = src->ptr;
@@ -266,23 +117,12 @@ int hops_put_single(struct hipobj_client *c, const char *bucket,
   return rc;
 }
 
-int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
-                  const struct hipobj_mem *src,
-                  const struct hipobj_put_opts *opts,
-                  struct hipobj_xfer_result *res, struct hipobj_error *err) {
+int hops_put(struct hipobj_client *c, const char *bucket, const char *key,
+             const struct hipobj_mem *src, const struct hipobj_put_opts *opts,
+             struct hxctl *ctl, struct hipobj_xfer_result *res,
+             struct hipobj_error *err) {
   const char *op = "PutObject";
-  double t0 = hnow_seconds();
   int rc;
-  if (!c)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
-  if ((rc = hops_check_result(op, res, err)) ||
-      (rc = hcheck_bucket_key(op, bucket, key, 1, err)) ||
-      (rc = hcheck_mem(op, src, err)))
-    return rc;
-  if (opts && opts->struct_size < sizeof *opts)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "options struct_size is too small; use "
-                    "HIPOBJ_PUT_OPTS_INIT");
   uint64_t threshold = c->cfg.multipart_threshold;
   uint64_t part_size = c->cfg.part_size;
   if (opts && opts->part_size) {
@@ -307,12 +147,10 @@ int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
     unsigned conc =
         opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
     rc = hops_put_multipart(c, bucket, key, src, ctype, part_size, conc,
-                            opts ? opts->keep_failed_upload : 0, res, err);
+                            opts ? opts->keep_failed_upload : 0, ctl, res, err);
   } else {
-    rc = hops_put_single(c, bucket, key, src, ctype, res, err);
+    rc = hops_put_single(c, bucket, key, src, ctype, ctl, res, err);
   }
-  if (res)
-    res->seconds = hnow_seconds() - t0;
   return rc;
 }
 

@@ -153,6 +153,38 @@ static unsigned backoff_ms(const struct hcfg *cfg, unsigned attempt) {
 
 static int attempt(struct hreq *r, unsigned delay_ms);
 
+/* Payload progress of one request, made monotonic across attempts: a retry
+ * that moves the same bytes again reports nothing new. */
+static void on_progress(void *ctx, uint64_t sent, uint64_t received) {
+  struct hreq *r = ctx;
+  uint64_t now = r->send_body ? sent : received;
+  if (now > r->progress_seen) {
+    hxctl_add(r->ctl, now - r->progress_seen);
+    r->progress_seen = now;
+  }
+}
+
+void hxctl_add(struct hxctl *ctl, uint64_t delta) {
+  if (!ctl || !delta)
+    return;
+  uint64_t done = __atomic_add_fetch(&ctl->done, delta, __ATOMIC_RELAXED);
+  uint64_t total = __atomic_load_n(&ctl->total, __ATOMIC_RELAXED);
+  if (total && done > total)
+    done = total;
+  if (ctl->progress)
+    ctl->progress(ctl->user, done, total);
+}
+
+void hxctl_set_total(struct hxctl *ctl, uint64_t total) {
+  if (!ctl)
+    return;
+  __atomic_store_n(&ctl->total, total, __ATOMIC_RELAXED);
+  hxctl_add(ctl, 0);
+  if (ctl->progress)
+    ctl->progress(ctl->user, __atomic_load_n(&ctl->done, __ATOMIC_RELAXED),
+                  total);
+}
+
 /* The engine reads a streamed body through here, so that a source that
  * gives up is reported with its reason, not as a network failure. */
 static size_t run_source(void *ctx, char *buf, size_t n) {
@@ -235,6 +267,9 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   x->body_limit = r->body_limit;
   x->done = on_done;
   x->done_ctx = r;
+  x->cancel_ref = r->ctl ? &r->ctl->cancel : NULL;
+  x->progress = r->ctl && r->ctl->progress ? on_progress : NULL;
+  x->progress_ctx = r;
   if (s3_http_submit(c->http, x, delay_ms) != 0) {
     r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
                          "the client is shutting down");
