@@ -138,6 +138,10 @@ void progress_begin(struct progress *p, const struct cli *c, const char *label,
                     uint64_t total);
 /* Adds bytes moved; safe from any thread (suits a library callback). */
 void progress_add(struct progress *p, uint64_t bytes);
+/* Sets the absolute count (and the total when non-zero); any thread. */
+void progress_set(struct progress *p, uint64_t done, uint64_t total);
+/* A hipobj_progress_fn feeding p (user = p). */
+void progress_from_library(void *user, uint64_t done, uint64_t total);
 /* Stops the display and erases it. With ok, prints the summary line
  * "N bytes in S s (R MB/s)". */
 void progress_end(struct progress *p, int ok, uint64_t bytes, double seconds);

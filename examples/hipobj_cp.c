@@ -28,6 +28,42 @@
 
 #include "hipobj_cli.h"
 
+/* GET/PUT through the asynchronous API so the library's progress callback
+ * drives the progress line; the tool still waits for each transfer. */
+static int get_with_progress(struct cli *c, struct progress *p,
+                             const char *bucket, const char *key,
+                             const struct hipobj_mem *mem,
+                             const struct hipobj_get_opts *go,
+                             struct hipobj_xfer_result *res) {
+  struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
+  xo.progress = progress_from_library;
+  xo.user = p;
+  struct hipobj_xfer *x = NULL;
+  int st =
+      hipobj_s3_get_start(c->client, bucket, key, mem, go, &xo, &x, c->err);
+  if (st == HIPOBJ_OK)
+    st = hipobj_xfer_wait(x, res, c->err);
+  hipobj_xfer_free(x);
+  return st;
+}
+
+static int put_with_progress(struct cli *c, struct progress *p,
+                             const char *bucket, const char *key,
+                             const struct hipobj_mem *mem,
+                             const struct hipobj_put_opts *po,
+                             struct hipobj_xfer_result *res) {
+  struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
+  xo.progress = progress_from_library;
+  xo.user = p;
+  struct hipobj_xfer *x = NULL;
+  int st =
+      hipobj_s3_put_start(c->client, bucket, key, mem, po, &xo, &x, c->err);
+  if (st == HIPOBJ_OK)
+    st = hipobj_xfer_wait(x, res, c->err);
+  hipobj_xfer_free(x);
+  return st;
+}
+
 #define DEFAULT_CHUNK                                                          \
   ((uint64_t)8 << 20)    /* the library's default part size                    \
                           */
@@ -424,8 +460,7 @@ static int upload_file(struct cli *c, const struct location *src,
   struct cp_stats s = {.src = src->arg, .dst = url, .start = now_seconds()};
   struct progress p;
   progress_begin(&p, c, url, size);
-  int status =
-      hipobj_s3_put(c->client, dst->bucket, key, &mem, &po, &res, c->err);
+  int status = put_with_progress(c, &p, dst->bucket, key, &mem, &po, &res);
   hipobj_gpu_free(&dev);
   stats_add(&s, &res);
   if (map && munmap(map, (size_t)size) != 0 && status == HIPOBJ_OK) {
@@ -561,8 +596,7 @@ static int fetch_into(struct cli *c, const struct location *src, int fd,
   if (c->use_gpu)
     mem = dev; /* the download lands in GPU memory */
   if (st == HIPOBJ_OK)
-    st = hipobj_s3_get(c->client, src->bucket, src->key, &mem, &go, &res,
-                       c->err);
+    st = get_with_progress(c, p, src->bucket, src->key, &mem, &go, &res);
   stats_add(s, &res);
   if (st == HIPOBJ_OK && c->use_gpu && res.bytes == info->size)
     st = gpu_move(c, &dev, map, size, 0);

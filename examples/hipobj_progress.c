@@ -144,6 +144,19 @@ void progress_add(struct progress *p, uint64_t bytes) {
   atomic_store(&p->counting, 1);
 }
 
+void progress_set(struct progress *p, uint64_t done, uint64_t total) {
+  if (total)
+    p->total = total;
+  atomic_store(&p->done, done);
+  atomic_store(&p->counting, 1);
+}
+
+/* hipobj_progress_fn: the library reports on its I/O thread; only atomics
+ * are touched here, the drawing thread does the rest. */
+void progress_from_library(void *user, uint64_t done, uint64_t total) {
+  progress_set(user, done, total);
+}
+
 void progress_end(struct progress *p, int ok, uint64_t bytes, double seconds) {
   if (!p->enabled)
     return;
