@@ -34,6 +34,7 @@ static const char usage_text[] =
     "  --part-size SIZE      multipart part / download chunk size "
     "(\"8MiB\")\n"
     "  --concurrency N       parallel parts per transfer\n"
+    "  --rdma MODE           auto (default: RDMA when possible), off, require\n"
     "  --content-type T      Content-Type of uploaded objects\n"
     "  --no-verify-ssl       do not verify TLS certificates\n"
     "  --ca-bundle FILE      CA certificates to verify TLS with\n"
@@ -60,6 +61,7 @@ enum opt_id {
   OPT_PROFILE,
   OPT_PART_SIZE,
   OPT_CONCURRENCY,
+  OPT_RDMA,
   OPT_CONTENT_TYPE,
   OPT_NO_VERIFY,
   OPT_CA_BUNDLE,
@@ -83,6 +85,7 @@ static const struct option_def {
     {"profile", 0, 1, OPT_PROFILE},
     {"part-size", 0, 1, OPT_PART_SIZE},
     {"concurrency", 0, 1, OPT_CONCURRENCY},
+    {"rdma", 0, 1, OPT_RDMA},
     {"content-type", 0, 1, OPT_CONTENT_TYPE},
     {"no-verify-ssl", 0, 0, OPT_NO_VERIFY},
     {"ca-bundle", 0, 1, OPT_CA_BUNDLE},
@@ -137,6 +140,16 @@ static int apply_option(struct cli *c, const struct option_def *o,
   }
   case OPT_CONTENT_TYPE:
     c->content_type = value;
+    break;
+  case OPT_RDMA:
+    if (!strcmp(value, "auto"))
+      c->rdma = HIPOBJ_RDMA_AUTO;
+    else if (!strcmp(value, "off"))
+      c->rdma = HIPOBJ_RDMA_OFF;
+    else if (!strcmp(value, "require"))
+      c->rdma = HIPOBJ_RDMA_REQUIRE;
+    else
+      return report_usage("--rdma: '%s' is not auto, off or require", value);
     break;
   case OPT_NO_VERIFY:
     c->no_verify_ssl = 1;
@@ -235,6 +248,7 @@ int cli_connect(struct cli *c) {
   cfg.ca_bundle = c->ca_bundle;
   cfg.part_size = c->part_size;
   cfg.concurrency = c->concurrency;
+  cfg.rdma_policy = c->rdma;
   /* More parallel parts than connections would only queue. */
   if (c->concurrency > 16)
     cfg.max_connections = c->concurrency;

@@ -26,8 +26,9 @@ struct cli {
   const char *profile;
   const char *content_type;
   const char *ca_bundle;
-  uint64_t part_size;   /* 0: library default (8 MiB) */
-  unsigned concurrency; /* 0: library default */
+  uint64_t part_size;           /* 0: library default (8 MiB) */
+  unsigned concurrency;         /* 0: library default */
+  enum hipobj_rdma_policy rdma; /* --rdma; 0: library default */
   int no_verify_ssl;
   int json;
   int quiet;

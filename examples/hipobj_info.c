@@ -138,16 +138,19 @@ static void info_gpu(const struct cli *c) {
  * registration support here once it exists; until then this build has none
  * and every transfer goes over HTTP. */
 static void info_rdma(const struct cli *c) {
-  const char *what = "not available: this build has no RDMA engine yet; "
-                     "transfers use HTTP";
+  char *text = NULL;
+  int rc = hipobj_rdma_info(&text, c->err);
+  const char *what = text && *text ? text : hipobj_error_message(c->err);
   if (c->json) {
     json_begin(stdout, "info");
-    json_str(stdout, "rdma", "unavailable");
-    json_str(stdout, "reason", what);
+    json_str(stdout, "rdma", rc == HIPOBJ_OK ? "available" : "unavailable");
+    json_str(stdout, "details", what);
     json_end(stdout);
   } else {
-    printf("RDMA:\n  %s\n", what);
+    printf("RDMA:\n%s%s", what,
+           what[0] && what[strlen(what) - 1] == '\n' ? "" : "\n");
   }
+  hipobj_free(text);
 }
 
 int cmd_info(struct cli *c, int argc, char **argv) {

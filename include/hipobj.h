@@ -287,6 +287,17 @@ enum hipobj_log_level {
 typedef void (*hipobj_log_fn)(void *user, enum hipobj_log_level level,
                               const char *line);
 
+/** Data path policy for RDMA (client default and per request). */
+enum hipobj_rdma_policy {
+  HIPOBJ_RDMA_DEFAULT =
+      0, /**< Request: the client's; client: HIPOBJ_RDMA env, else AUTO. */
+  HIPOBJ_RDMA_AUTO =
+      1, /**< RDMA when a device and a willing server exist, else HTTP. */
+  HIPOBJ_RDMA_OFF = 2, /**< Always HTTP. */
+  HIPOBJ_RDMA_REQUIRE =
+      3, /**< RDMA or a clear HIPOBJ_E_UNSUPPORTED error, never HTTP. */
+};
+
 /** Client configuration. Initialise with HIPOBJ_CLIENT_CONFIG_INIT; every
  *  zero/NULL field takes its default. Strings are copied by
  *  hipobj_client_create(). Where a field is NULL the AWS environment is used,
@@ -329,6 +340,15 @@ struct hipobj_client_config {
    *  SHA-256 hashed and signed (saves CPU; integrity then rests on TCP/TLS).
    *  Default: hash and sign. */
   int unsigned_payload;
+  /** RDMA data path policy; default: HIPOBJ_RDMA env (auto|off|require),
+   *  else AUTO. */
+  enum hipobj_rdma_policy rdma_policy;
+  /** RDMA device ("mlx5_0" or "rxe0:1"); NULL: HIPOBJ_RDMA_DEVICE, else
+   *  chosen (closest to the memory's GPU or the caller's NUMA node). */
+  const char *rdma_device;
+  /** GID index as decimal text; NULL: HIPOBJ_RDMA_GID_INDEX, else the
+   *  IPv4-mapped RoCEv2 GID. */
+  const char *rdma_gid_index;
   enum hipobj_log_level
       log_level;              /**< Default: HIPOBJ_LOG env var, else WARN. */
   hipobj_log_fn log_fn;       /**< Default: lines to stderr. */
@@ -422,6 +442,8 @@ struct hipobj_get_opts {
   uint64_t part_size;
   /** Parts in flight; 0: the client's concurrency; 1: one request. */
   unsigned concurrency;
+  /** RDMA policy of this request; default: the client's. */
+  enum hipobj_rdma_policy rdma;
 };
 #define HIPOBJ_GET_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_get_opts) }
@@ -462,6 +484,8 @@ struct hipobj_put_opts {
   int keep_failed_upload; /**< Non-zero: do not abort a failed multipart upload;
                                its id is returned in res->upload_id for
                              resuming. */
+  /** RDMA policy of this request; default: the client's. */
+  enum hipobj_rdma_policy rdma;
 };
 #define HIPOBJ_PUT_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_put_opts) }
@@ -662,6 +686,14 @@ HIPOBJ_API int hipobj_mpu_part(const struct hipobj_mpu *mpu, size_t i,
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
 /* ------------------------------------------------------------------------ */
+
+/** Text describing the RDMA devices, ports and GIDs (index, type,
+ *  address), MTU, and the choice the library would make, like ibv_devinfo;
+ *  "no RDMA device" with the reason when there is none. Free the text with
+ *  hipobj_free(). */
+HIPOBJ_API int hipobj_rdma_info(char **text, struct hipobj_error *err);
+/** Frees memory the library handed over (hipobj_rdma_info's text). */
+HIPOBJ_API void hipobj_free(void *p);
 
 /** Parses a size such as "5MiB", "8M", "1.5GiB", "5242880" (IEC and SI
  *  suffixes, case-insensitive, B optional). */

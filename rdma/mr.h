@@ -27,6 +27,9 @@ enum {
   RDMA_MR_LOCAL_WRITE = 1u << 0,
   RDMA_MR_REMOTE_WRITE = 1u << 1,
   RDMA_MR_REMOTE_READ = 1u << 2,
+  /* Local read only (the source of an RDMA WRITE): no IBV_ACCESS flag, so
+   * read-only mappings (constants, files mapped PROT_READ) register too. */
+  RDMA_MR_LOCAL_READ = 1u << 3,
   RDMA_MR_ACCESS_DEFAULT =
       RDMA_MR_LOCAL_WRITE | RDMA_MR_REMOTE_WRITE | RDMA_MR_REMOTE_READ,
 };

@@ -701,7 +701,7 @@ int rdma_rc_put(struct rdma_engine *e, const struct rdma_rc_request *rq,
   const struct rdma_mr *m;
   struct rdma_mr *own;
   /* The source is only read locally: no remote right at all (§6.4). */
-  if ((rc = get_registration(&s, RDMA_MR_LOCAL_WRITE, &m, &own)) != HIPOBJ_OK)
+  if ((rc = get_registration(&s, RDMA_MR_LOCAL_READ, &m, &own)) != HIPOBJ_OK)
     return rc;
   s.buf = rq->buf;
   s.len = (uint32_t)rq->size;

@@ -278,7 +278,9 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
   SET(CURLOPT_BUFFERSIZE, 512L * 1024);
   SET(CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
   SET(CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
-  if (c->request_timeout_ms)
+  if (x->timeout_ms)
+    SET(CURLOPT_TIMEOUT_MS, (long)x->timeout_ms);
+  else if (c->request_timeout_ms)
     SET(CURLOPT_TIMEOUT_MS, (long)c->request_timeout_ms);
   if (c->stall_timeout_ms) {
     long secs = (long)((c->stall_timeout_ms + 999) / 1000);

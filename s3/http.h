@@ -85,6 +85,7 @@ struct s3_http_xfer {
   /* A connection of its own, closed after the answer (RDMA control
    * requests: READY holds its connection through the data phase). */
   int dedicated_connection;
+  unsigned timeout_ms; /* whole-transfer limit; 0: the engine's */
   /* result */
   struct s3_http_resp resp;
   /* private to the engine */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client_int.h"
+#include "rdma_glue.h"
 #include "staging.h"
 
 int hipobj_client_create(const struct hipobj_client_config *cfg,
@@ -86,6 +87,7 @@ void hipobj_client_destroy(struct hipobj_client *c) {
   if (!c)
     return;
   hxfer_pool_destroy(c);
+  hrdma_client_destroy(c);
   s3_http_destroy(c->http);
   hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);

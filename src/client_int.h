@@ -13,6 +13,7 @@
 
 struct hstage_pool;
 struct hpool;
+struct rdma_engine;
 
 /* Control shared by every request of one transfer (all the parts of a
  * parallel GET or multipart PUT): cancellation and progress. */
@@ -40,7 +41,9 @@ struct hipobj_client {
   struct hlog log;
   struct hstage_pool *stage_pool; /* pinned chunks for GPU data (staging.h) */
   struct hpool *async_pool;       /* threads of the asynchronous API (xfer.c) */
-  pthread_mutex_t async_lock;     /* guards creating async_pool */
+  pthread_mutex_t async_lock;     /* guards creating async_pool and rdma */
+  struct rdma_engine *rdma;       /* created on first use (rdma_glue.c) */
+  char rdma_why[256];             /* why RDMA is unavailable, once known */
 };
 
 enum {
@@ -82,6 +85,8 @@ struct hreq {
   size_t body_limit; /* cap of an in-memory 2xx body; 0: 1 MiB */
   void (*done)(struct hreq *r, void *ctx);
   void *done_ctx;
+  unsigned max_attempts; /* 0: the client's */
+  unsigned timeout_ms;   /* whole-request limit; 0: the client's */
   /* Transfer this request belongs to (cancel, progress), or NULL. */
   struct hxctl *ctl;
   uint64_t progress_seen; /* most payload bytes reported for this request */

@@ -108,6 +108,9 @@ static void take_fields(const struct hipobj_client_config *cfg,
   TAKE(part_size);
   TAKE(multipart_threshold);
   TAKE(unsigned_payload);
+  TAKE(rdma_policy);
+  TAKE(rdma_device);
+  TAKE(rdma_gid_index);
   TAKE(staging_pool_bytes);
   TAKE(staging_chunk_bytes);
 #undef TAKE
@@ -437,12 +440,50 @@ static void set_numbers(const struct hipobj_client_config *in,
   out->staging_pool_bytes -= out->staging_pool_bytes % out->staging_chunk_bytes;
 }
 
+/* The RDMA settings: config fields, else HIPOBJ_RDMA (the device and GID
+ * variables are read by the RDMA engine itself when these stay unset). */
+static int resolve_rdma(struct resolver *r,
+                        const struct hipobj_client_config *in,
+                        struct hcfg *out) {
+  int p = (int)in->rdma_policy;
+  if (p < HIPOBJ_RDMA_DEFAULT || p > HIPOBJ_RDMA_REQUIRE)
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "rdma_policy %d is not a valid enum hipobj_rdma_policy", p);
+  if (p == HIPOBJ_RDMA_DEFAULT) {
+    const char *v = env_get(r, "HIPOBJ_RDMA");
+    p = HIPOBJ_RDMA_AUTO;
+    if (v && !strcasecmp(v, "off"))
+      p = HIPOBJ_RDMA_OFF;
+    else if (v && !strcasecmp(v, "require"))
+      p = HIPOBJ_RDMA_REQUIRE;
+    else if (v && *v && strcasecmp(v, "auto"))
+      return herr_set(r->err, HIPOBJ_E_CONFIG, OP,
+                      "HIPOBJ_RDMA='%s' is not auto, off or require", v);
+  }
+  out->rdma_policy = p;
+  out->rdma_gid_index = -1;
+  const char *g = nz(in->rdma_gid_index);
+  if (g) {
+    char *end;
+    long v = strtol(g, &end, 10);
+    if (*end || v < 0 || v > 65535)
+      return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                      "rdma_gid_index '%s' is not a GID index", g);
+    out->rdma_gid_index = (int)v;
+  }
+  if (nz(in->rdma_device) && !(out->rdma_device = strdup(in->rdma_device)))
+    return herr_set(r->err, HIPOBJ_E_OUT_OF_MEMORY, OP, "out of memory");
+  return HIPOBJ_OK;
+}
+
 static int resolve(struct resolver *r, const struct hipobj_client_config *in,
                    struct hcfg *out) {
   int rc = check_numbers(r, in);
   if (rc)
     return rc;
   set_numbers(in, out);
+  if ((rc = resolve_rdma(r, in, out)))
+    return rc;
 
   int explicit_profile = 1;
   r->profile = nz(in->profile);
@@ -542,5 +583,6 @@ void hcfg_free(struct hcfg *c) {
   free_secret(c->secret_key);
   free_secret(c->session_token);
   free(c->ca_bundle);
+  free(c->rdma_device);
   memset(c, 0, sizeof *c);
 }

@@ -29,6 +29,9 @@ struct hcfg {
   uint64_t part_size;
   uint64_t multipart_threshold;
   int unsigned_payload;
+  int rdma_policy;            /* HIPOBJ_RDMA_AUTO/OFF/REQUIRE, resolved */
+  char *rdma_device;          /* NULL: choose */
+  int rdma_gid_index;         /* -1: choose */
   size_t staging_pool_bytes;  /* pinned staging memory for GPU data */
   size_t staging_chunk_bytes; /* one staging chunk */
   const char

@@ -25,8 +25,9 @@ int hops_put(struct hipobj_client *c, const char *bucket, const char *key,
 
 int hops_put_single(struct hipobj_client *c, const char *bucket,
                     const char *key, const struct hipobj_mem *src,
-                    const char *content_type, struct hxctl *ctl,
-                    struct hipobj_xfer_result *res, struct hipobj_error *err);
+                    const char *content_type, int rdma_policy,
+                    struct hxctl *ctl, struct hipobj_xfer_result *res,
+                    struct hipobj_error *err);
 
 /* CreateMultipartUpload, `concurrency` UploadParts in flight, Complete;
  * aborts on failure unless keep_failed_upload (then res->upload_id). */
@@ -34,7 +35,8 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
                        const char *key, const struct hipobj_mem *src,
                        const char *content_type, uint64_t part_size,
                        unsigned concurrency, int keep_failed_upload,
-                       struct hxctl *ctl, struct hipobj_xfer_result *res,
+                       int rdma_policy, struct hxctl *ctl,
+                       struct hipobj_xfer_result *res,
                        struct hipobj_error *err);
 
 #endif

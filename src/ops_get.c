@@ -11,6 +11,7 @@
 #include "client_int.h"
 #include "ops.h"
 #include "plan.h"
+#include "rdma_glue.h"
 #include "staging.h"
 #include "strutil.h"
 
@@ -280,6 +281,61 @@ static int get_single(struct get_job *job, const struct hipobj_mem *dst,
   return rc;
 }
 
+/* The RDMA attempt: returns a status when it settled the GET (success, or
+ * an error under the `require` policy), -1 when HTTP must do it. The size
+ * must be known before PREPARE: a whole-object read asks HEAD first. */
+static int get_rdma(struct hipobj_client *c, const char *bucket,
+                    const char *key, const struct hipobj_mem *dst,
+                    const struct hipobj_get_opts *opts, int has_range,
+                    uint64_t start, uint64_t want,
+                    struct hipobj_xfer_result *res, struct hipobj_error *err) {
+  int policy = opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT;
+  int ready = hrdma_ready(c, policy, dst, "GetObject", err);
+  if (ready < 0)
+    return -ready;
+  if (ready == 0)
+    return -1;
+  uint64_t size = want, object_size = 0;
+  if (!has_range || !want) {
+    struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+    struct hipobj_error herr;
+    memset(&herr, 0, sizeof herr);
+    if (hipobj_s3_head(c, bucket, key, &info, &herr) != HIPOBJ_OK)
+      return -1; /* HTTP reports the error (NoSuchKey, ...) */
+    if (opts && opts->if_match && *opts->if_match &&
+        strcmp(opts->if_match, info.etag) != 0)
+      return -1; /* HTTP answers 412 */
+    object_size = info.size;
+    if (start >= info.size)
+      return -1; /* HTTP answers 416 (or the empty object) */
+    size = info.size - start;
+  }
+  if (size > dst->len)
+    return -1; /* HTTP reports BUFFER_TOO_SMALL */
+  struct hrdma_job job = {.is_put = 0,
+                          .bucket = bucket,
+                          .key = key,
+                          .offset = start,
+                          .size = size,
+                          .mem = dst,
+                          .policy = policy};
+  struct hrdma_outcome out;
+  int rc = hrdma_transfer(c, &job, &out, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  if (!out.done)
+    return -1;
+  if (res) {
+    res->bytes = out.bytes;
+    res->rdma_bytes = out.bytes;
+    res->object_size = object_size;
+    res->path = HIPOBJ_PATH_RDMA_DIRECT;
+    hstrlcpy(res->etag, out.etag, sizeof res->etag);
+  }
+  hipobj_error_clear(err);
+  return HIPOBJ_OK;
+}
+
 int hops_get(struct hipobj_client *c, const char *bucket, const char *key,
              const struct hipobj_mem *dst, const struct hipobj_get_opts *opts,
              struct hxctl *ctl, struct hipobj_xfer_result *res,
@@ -297,6 +353,10 @@ int hops_get(struct hipobj_client *c, const char *bucket, const char *key,
   if (has_range && want && start > UINT64_MAX - want)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject",
                     "range offset + length overflows");
+  int rrc =
+      get_rdma(c, bucket, key, dst, opts, has_range, start, want, res, err);
+  if (rrc != -1)
+    return rrc; /* done by RDMA, or RDMA required and failed */
   uint64_t ps = opts && opts->part_size ? opts->part_size : c->cfg.part_size;
   unsigned conc =
       opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;

@@ -12,6 +12,7 @@
 #include "client_int.h"
 #include "ops.h"
 #include "plan.h"
+#include "rdma_glue.h"
 #include "staging.h"
 #include "strutil.h"
 
@@ -147,8 +148,8 @@ int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
   struct hreq r;
   hreq_init(&r, c, op, "POST", bucket, key);
   s3_request_param(&r.req, "uploads", NULL);
-  s3_request_header(&r.req, "content-type",
-                    content_type ? content_type : "application/octet-stream");
+  if (content_type)
+    s3_request_header(&r.req, "content-type", content_type);
   r.send_body = 1;
   r.check = initiate_check;
   rc = hreq_run(&r, err);
@@ -221,6 +222,36 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
   if (src->len > HPLAN_MAX_PART)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "part of %zu bytes exceeds S3's 5 GiB", src->len);
+  {
+    /* RDMA first when it can be tried (client policy). */
+    char n[16];
+    snprintf(n, sizeof n, "%u", number);
+    struct s3_param q[2] = {{"partNumber", n}, {"uploadId", m->upload_id}};
+    struct hrdma_job job = {.is_put = 1,
+                            .bucket = m->bucket,
+                            .key = m->key,
+                            .query = q,
+                            .query_n = 2,
+                            .size = src->len,
+                            .mem = src,
+                            .policy = HIPOBJ_RDMA_DEFAULT};
+    struct hrdma_outcome out;
+    rc = hrdma_transfer(m->client, &job, &out, err);
+    if (rc != HIPOBJ_OK)
+      return rc;
+    if (out.done) {
+      if (mpu_record(m, number, src->len, out.etag) != 0)
+        return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+      if (res) {
+        res->bytes = res->rdma_bytes = out.bytes;
+        res->parts = 1;
+        res->path = HIPOBJ_PATH_RDMA_DIRECT;
+        res->seconds = hnow_seconds() - t0;
+        hstrlcpy(res->etag, out.etag, sizeof res->etag);
+      }
+      return HIPOBJ_OK;
+    }
+  }
   struct hreq r;
   struct hstage *stage = NULL;
   char num[16];
@@ -455,6 +486,8 @@ struct mp_state {
   pthread_cond_t cond;
   struct hipobj_mpu *mpu;
   struct hxctl *ctl;
+  int rdma, rdma_policy; /* try parts by RDMA first */
+  uint64_t rdma_bytes;
   unsigned in_flight;
   unsigned retries;
   int failed;
@@ -484,6 +517,52 @@ static void part_done(struct hreq *r, void *ctx) {
   pthread_mutex_unlock(&st->lock);
 }
 
+/* One part by RDMA, in the driving thread (sessions run one after
+ * another). Returns 0 when done, 1 when it failed for good (recorded in
+ * st), -1 when HTTP must send it. */
+static int rdma_part(struct mp_state *st, const struct hipobj_mem *src,
+                     unsigned number, uint64_t off, uint64_t len) {
+  char num[16];
+  snprintf(num, sizeof num, "%u", number);
+  struct s3_param q[2] = {{"partNumber", num},
+                          {"uploadId", st->mpu->upload_id}};
+  struct hipobj_mem pm = *src;
+  pm.ptr = (char *)src->ptr + off;
+  pm.len = (size_t)len;
+  struct hrdma_job job = {.is_put = 1,
+                          .bucket = st->mpu->bucket,
+                          .key = st->mpu->key,
+                          .query = q,
+                          .query_n = 2,
+                          .size = len,
+                          .mem = &pm,
+                          .policy = st->rdma_policy};
+  struct hrdma_outcome out;
+  struct hipobj_error e;
+  memset(&e, 0, sizeof e);
+  int rc = hrdma_transfer(st->mpu->client, &job, &out, &e);
+  if (rc == HIPOBJ_OK && out.done &&
+      mpu_record(st->mpu, number, len, out.etag) != 0)
+    rc = herr_set(&e, HIPOBJ_E_OUT_OF_MEMORY, "UploadPart", "out of memory");
+  if (rc != HIPOBJ_OK) {
+    snprintf(e.operation, sizeof e.operation, "UploadPart #%u", number);
+    pthread_mutex_lock(&st->lock);
+    if (!st->failed) {
+      st->failed = 1;
+      st->first_error = e;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return 1;
+  }
+  if (!out.done)
+    return -1;
+  pthread_mutex_lock(&st->lock);
+  st->rdma_bytes += out.bytes;
+  pthread_mutex_unlock(&st->lock);
+  hxctl_add(st->ctl, out.bytes);
+  return 0;
+}
+
 /* Keeps up to `conc` parts in flight; stops submitting at the first failure
  * and waits for the parts still running. */
 static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
@@ -508,6 +587,17 @@ static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
     pthread_mutex_unlock(&st->lock);
     uint64_t off, len;
     hplan_part(src->len, part_size, next, &off, &len);
+    if (st->rdma) {
+      int r = rdma_part(st, src, next, off, len);
+      if (r >= 0) { /* done by RDMA, or failed for good */
+        pthread_mutex_lock(&st->lock);
+        s->busy = 0;
+        st->in_flight--;
+        pthread_mutex_unlock(&st->lock);
+        next++;
+        continue;
+      }
+    }
     s->st = st;
     s->number = next;
     s->len = len;
@@ -542,8 +632,13 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
                        const char *key, const struct hipobj_mem *src,
                        const char *content_type, uint64_t part_size,
                        unsigned concurrency, int keep_failed_upload,
-                       struct hxctl *ctl, struct hipobj_xfer_result *res,
+                       int rdma_policy, struct hxctl *ctl,
+                       struct hipobj_xfer_result *res,
                        struct hipobj_error *err) {
+  /* RDMA required but impossible: fail before an upload exists. */
+  int ready = hrdma_ready(c, rdma_policy, src, "UploadPart", err);
+  if (ready < 0)
+    return -ready;
   uint64_t ps;
   if (hplan_part_size(src->len, part_size, &ps) != 0)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "PutObject",
@@ -563,6 +658,8 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
   pthread_cond_init(&st.cond, NULL);
   st.mpu = m;
   st.ctl = ctl;
+  st.rdma = ready > 0;
+  st.rdma_policy = rdma_policy;
   hxctl_set_total(ctl, src->len);
   if (!slots) {
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "PutObject", "out of memory");
@@ -578,7 +675,9 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
     res->bytes = rc == HIPOBJ_OK ? src->len : 0;
     res->parts = n_parts;
     res->retries = st.retries + cres.retries;
+    res->rdma_bytes = rc == HIPOBJ_OK ? st.rdma_bytes : 0;
     res->path = src->kind != HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP_STAGED
+                : st.rdma_bytes == src->len  ? HIPOBJ_PATH_RDMA_DIRECT
                                              : HIPOBJ_PATH_HTTP;
     hstrlcpy(res->etag, cres.etag, sizeof res->etag);
   }

@@ -10,6 +10,7 @@
 #include "gpu.h"
 #include "ops.h"
 #include "plan.h"
+#include "rdma_glue.h"
 #include "staging.h"
 #include "strutil.h"
 
@@ -84,15 +85,48 @@ int hipobj_s3_head(struct hipobj_client *c, const char *bucket, const char *key,
 
 int hops_put_single(struct hipobj_client *c, const char *bucket,
                     const char *key, const struct hipobj_mem *src,
-                    const char *content_type, struct hxctl *ctl,
-                    struct hipobj_xfer_result *res, struct hipobj_error *err) {
+                    const char *content_type, int rdma_policy,
+                    struct hxctl *ctl, struct hipobj_xfer_result *res,
+                    struct hipobj_error *err) {
+  /* RDMA first when it can be tried; HTTP when it is declined or fails.
+   * hipobj-rc-v2 has no Content-Type: a typed PUT goes over HTTP. */
+  if (content_type) {
+    if (hrdma_policy(c, rdma_policy) == HIPOBJ_RDMA_REQUIRE)
+      return herr_set(err, HIPOBJ_E_UNSUPPORTED, "PutObject",
+                      "RDMA required, but an RDMA PUT cannot carry the "
+                      "Content-Type '%s'",
+                      content_type);
+    rdma_policy = HIPOBJ_RDMA_OFF;
+  }
+  struct hrdma_job job = {.is_put = 1,
+                          .bucket = bucket,
+                          .key = key,
+                          .size = src->len,
+                          .mem = src,
+                          .policy = rdma_policy};
+  struct hrdma_outcome out;
+  int rrc = hrdma_transfer(c, &job, &out, err);
+  if (rrc != HIPOBJ_OK)
+    return rrc;
+  if (out.done) {
+    if (res) {
+      res->bytes = res->rdma_bytes = out.bytes;
+      res->path = HIPOBJ_PATH_RDMA_DIRECT;
+      hstrlcpy(res->etag, out.etag, sizeof res->etag);
+    }
+    hxctl_add(ctl, out.bytes);
+    return HIPOBJ_OK;
+  }
   struct hreq r;
   struct hstage *stage = NULL;
   hreq_init(&r, c, "PutObject", "PUT", bucket, key);
   r.ctl = ctl;
   hxctl_set_total(ctl, src->len);
-  s3_request_header(&r.req, "content-type",
-                    content_type ? content_type : "application/octet-stream");
+  /* No Content-Type unless asked: the server applies S3's default
+   * (binary/octet-stream), the same as for an RDMA PUT, which cannot carry
+   * one. */
+  if (content_type)
+    s3_request_header(&r.req, "content-type", content_type);
   r.body = src->ptr;
   r.body_len = src->len;
   r.send_body = 1;
@@ -137,6 +171,7 @@ int hops_put(struct hipobj_client *c, const char *bucket, const char *key,
   if (opts && opts->multipart_threshold)
     threshold = opts->multipart_threshold;
   const char *ctype = opts ? opts->content_type : NULL;
+  int rdma = opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT;
   /* GPU memory: refuse a missing runtime or a bad pointer before a
    * multipart upload is created on the server. */
   const struct hgpu_ops *ops;
@@ -147,9 +182,10 @@ int hops_put(struct hipobj_client *c, const char *bucket, const char *key,
     unsigned conc =
         opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
     rc = hops_put_multipart(c, bucket, key, src, ctype, part_size, conc,
-                            opts ? opts->keep_failed_upload : 0, ctl, res, err);
+                            opts ? opts->keep_failed_upload : 0, rdma, ctl, res,
+                            err);
   } else {
-    rc = hops_put_single(c, bucket, key, src, ctype, ctl, res, err);
+    rc = hops_put_single(c, bucket, key, src, ctype, rdma, ctl, res, err);
   }
   return rc;
 }

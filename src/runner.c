@@ -210,7 +210,7 @@ static void on_done(struct s3_http_xfer *x, void *ctx) {
            (unsigned long long)x->resp.body_bytes, r->status ? ": " : "",
            r->status ? r->err.message : "");
   if (r->status != HIPOBJ_OK && hipobj_status_is_retryable(r->status) &&
-      r->attempt < c->cfg.max_attempts) {
+      r->attempt < (r->max_attempts ? r->max_attempts : c->cfg.max_attempts)) {
     unsigned delay = backoff_ms(&c->cfg, r->attempt);
     HLOG_INFO(&c->log, "%s: %s; retry %u of %u in %u ms", r->op_name,
               r->err.message, r->attempt, c->cfg.max_attempts - 1, delay);
@@ -268,6 +268,7 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   x->done = on_done;
   x->done_ctx = r;
   x->cancel_ref = r->ctl ? &r->ctl->cancel : NULL;
+  x->timeout_ms = r->timeout_ms;
   x->progress = r->ctl && r->ctl->progress ? on_progress : NULL;
   x->progress_ctx = r;
   if (s3_http_submit(c->http, x, delay_ms) != 0) {

@@ -1,0 +1,45 @@
+/* rdma_glue.h - what the operations ask of the RDMA data path (see
+ * rdma_glue.c): one GET or PUT attempted by RDMA under the client's and the
+ * request's policy, with the outcome saying whether HTTP must move the
+ * bytes instead. */
+#ifndef HIPOBJ_RDMA_GLUE_H
+#define HIPOBJ_RDMA_GLUE_H
+
+#include <stdint.h>
+
+#include "../s3/uri.h"
+#include "hipobj.h"
+
+struct hrdma_job {
+  int is_put;
+  const char *bucket, *key;
+  const struct s3_param *query; /* UploadPart: partNumber + uploadId */
+  size_t query_n;
+  uint64_t offset; /* GET */
+  uint64_t size;
+  const struct hipobj_mem *mem; /* size bytes at mem->ptr */
+  int policy;                   /* the request's HIPOBJ_RDMA_* */
+};
+
+struct hrdma_outcome {
+  int done;     /* the bytes moved by RDMA */
+  int fallback; /* not done: HTTP must move them (auto policy) */
+  int declined; /* the server declined (as opposed to a failure) */
+  uint64_t bytes;
+  char etag[HIPOBJ_ETAG_MAX]; /* quoted */
+};
+
+/* Effective policy of a request (HIPOBJ_RDMA_DEFAULT: the client's). */
+int hrdma_policy(const struct hipobj_client *c, int request_policy);
+/* 1 when RDMA can be tried for this memory now, 0 when HTTP must be used,
+ * -status (err filled) when RDMA is required but impossible. */
+int hrdma_ready(struct hipobj_client *c, int request_policy,
+                const struct hipobj_mem *mem, const char *op,
+                struct hipobj_error *err);
+/* Tries the transfer by RDMA. HIPOBJ_OK with out->done, or with
+ * out->fallback (use HTTP); an error only under the `require` policy. */
+int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
+                   struct hrdma_outcome *out, struct hipobj_error *err);
+void hrdma_client_destroy(struct hipobj_client *c);
+
+#endif
