@@ -48,10 +48,12 @@ static const char usage_text[] =
     "  --threads N           worker threads (default 4)\n"
     "  --min-part-size SIZE  smallest non-final multipart part (default\n"
     "                        5MiB, as S3; smaller only for experiments)\n"
-    "  --rdma auto|off       RDMA: not built yet; answers unsupported (auto\n"
-    "                        behaves like off: control requests get 501 and\n"
-    "                        X-Amz-Rdma-Protocol-Status: unsupported)\n"
-    "  --rdma-device NAME    RDMA device to use (accepted, unused for now)\n"
+    "  --rdma auto|off       RDMA server role of hipobj-rc-v2 (default off:\n"
+    "                        control requests get 501 and\n"
+    "                        X-Amz-Rdma-Protocol-Status: unsupported; auto:\n"
+    "                        served on the chosen device, declined with the\n"
+    "                        same 501 when no device works)\n"
+    "  --rdma-device NAME    RDMA device (and :PORT) for --rdma auto\n"
     "  --faults SPEC         inject faults (see below; off by default)\n"
     "  --log-level LEVEL     error, warn, info (default: one line per\n"
     "                        request) or debug (adds signing details)\n"
@@ -321,8 +323,7 @@ int main(int argc, char **argv) {
           srv.region, srv.n_creds, srv.threads, faults_spec ? ", faults: " : "",
           faults_spec ? faults_spec : "");
   if (srv.rdma_auto || srv.rdma_device)
-    srv_log(&srv, SLOG_INFO,
-            "RDMA: not built yet; answering unsupported (device %s)",
+    srv_log(&srv, SLOG_INFO, "RDMA: hipobj-rc-v2 server role on (device %s)",
             srv.rdma_device ? srv.rdma_device : "auto");
   printf(SRV_NAME ": listening on %s\n", url);
   fflush(stdout);
