@@ -383,6 +383,27 @@ hipobj_client_endpoint(const struct hipobj_client *client);
 /** The region the client signs for. */
 HIPOBJ_API const char *hipobj_client_region(const struct hipobj_client *client);
 
+/** Registers host memory [mem->ptr, mem->ptr+mem->len) with the client's
+ *  RDMA device once, so that RDMA transfers of that buffer or of any range
+ *  inside it reuse the registration instead of registering (pinning) the
+ *  memory for each transfer. Thread-safe. The memory stays pinned until
+ *  hipobj_buffer_deregister() or hipobj_client_destroy(); deregister before
+ *  freeing it. Returns HIPOBJ_E_UNSUPPORTED with the reason when the client
+ *  has no RDMA device (HIPOBJ_RDMA=off included) or mem is GPU memory,
+ *  HIPOBJ_E_INVALID_ARGUMENT for an empty buffer or a range registered
+ *  already, HIPOBJ_E_OUT_OF_MEMORY (or the ibv_reg_mr errno in the detail;
+ *  ENOMEM usually means RLIMIT_MEMLOCK) when registering fails. */
+HIPOBJ_API int hipobj_buffer_register(struct hipobj_client *client,
+                                      const struct hipobj_mem *mem,
+                                      struct hipobj_error *err);
+/** Deregisters a buffer registered with hipobj_buffer_register(): mem must
+ *  name exactly the registered range (HIPOBJ_E_INVALID_ARGUMENT
+ *  otherwise). A transfer still using it keeps it until that transfer
+ *  returns. Thread-safe. */
+HIPOBJ_API int hipobj_buffer_deregister(struct hipobj_client *client,
+                                        const struct hipobj_mem *mem,
+                                        struct hipobj_error *err);
+
 /* ------------------------------------------------------------------------ */
 /* Transfer results                                                         */
 /* ------------------------------------------------------------------------ */
@@ -698,6 +719,37 @@ HIPOBJ_API void hipobj_free(void *p);
 /** Parses a size such as "5MiB", "8M", "1.5GiB", "5242880" (IEC and SI
  *  suffixes, case-insensitive, B optional). */
 HIPOBJ_API int hipobj_parse_size(const char *text, uint64_t *out);
+
+/** Token-only API for applications that send the S3 request with their own
+ *  client (cuObject single-request mode, wire spec §7.2): writes the value
+ *  of the `x-amz-rdma-token` header (the 81-character cuObject descriptor
+ *  plus NUL, so token_size >= 82) for mem, which must lie inside a buffer
+ *  registered with hipobj_buffer_register(). The request must sign that
+ *  header and carry an empty body.
+ *
+ *  This build returns HIPOBJ_E_UNSUPPORTED ("the cuObject descriptor needs
+ *  an mlx5 DC target; this build has no DC transport") after the argument
+ *  checks: the descriptor names a DC target, which hipObject does not
+ *  create. HIPOBJ_E_INVALID_ARGUMENT for NULL arguments, a short token
+ *  buffer or an unregistered range. token is set to "" on failure. */
+HIPOBJ_API int hipobj_rdma_token(struct hipobj_client *client,
+                                 const struct hipobj_mem *mem, char *token,
+                                 size_t token_size, struct hipobj_error *err);
+/** Interprets the `x-amz-rdma-reply` value of a single-request-mode answer
+ *  (wire spec §7.2); NULL or "" when the header was absent. *http_status
+ *  (may be NULL) gets the code (200, 204, 206, 501; 200 for the legacy
+ *  "ok"), 0 otherwise. Returns:
+ *  - HIPOBJ_OK: "200", "204", "206", "ok" or "200:<token>": the bytes moved
+ *    by RDMA;
+ *  - HIPOBJ_E_UNSUPPORTED: "501", the only decline: a GET's body holds the
+ *    object, a PUT was not stored (send it again over HTTP without the
+ *    token);
+ *  - HIPOBJ_E_SERVER_ERROR: the legacy "err" (the transfer failed);
+ *  - HIPOBJ_E_PROTOCOL: header absent (RDMA was not used; not a decline: a
+ *    PUT may have stored an empty body) or malformed. */
+HIPOBJ_API int hipobj_rdma_parse_reply(const char *x_amz_rdma_reply_value,
+                                       int *http_status,
+                                       struct hipobj_error *err);
 
 #ifdef __cplusplus
 }

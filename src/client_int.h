@@ -14,6 +14,7 @@
 struct hstage_pool;
 struct hpool;
 struct rdma_engine;
+struct hrdma_regs;
 
 /* Control shared by every request of one transfer (all the parts of a
  * parallel GET or multipart PUT): cancellation and progress. */
@@ -44,6 +45,7 @@ struct hipobj_client {
   pthread_mutex_t async_lock;     /* guards creating async_pool and rdma */
   struct rdma_engine *rdma;       /* created on first use (rdma_glue.c) */
   char rdma_why[256];             /* why RDMA is unavailable, once known */
+  struct hrdma_regs *rdma_regs;   /* explicit registrations (rdma_api.c) */
 };
 
 enum {

@@ -212,7 +212,12 @@ static struct rdma_engine *engine(struct hipobj_client *c, const char **why) {
   return e;
 }
 
+struct rdma_engine *hrdma_engine(struct hipobj_client *c, const char **why) {
+  return engine(c, why);
+}
+
 void hrdma_client_destroy(struct hipobj_client *c) {
+  hrdma_regs_destroy(c); /* their MRs are on the engine's PD */
   if (c->rdma)
     rdma_engine_destroy(c->rdma);
   c->rdma = NULL;
@@ -270,15 +275,18 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
       .offset = job->offset,
       .size = job->size,
       .buf = job->mem->ptr,
-      .mr = NULL,
+      .mr = NULL, /* below: the user's registration when one covers it */
       .mem_kind = RDMA_MEM_HOST,
       .ops = &ops,
   };
+  struct hrdma_reg *reg;
+  rq.mr = hrdma_reg_acquire(c, rq.buf, rq.size, &reg);
   struct rdma_rc_result rr;
   struct hipobj_error e2;
   memset(&e2, 0, sizeof e2);
   int rc = job->is_put ? rdma_rc_put(e, &rq, &rr, &e2)
                        : rdma_rc_get(e, &rq, &rr, &e2);
+  hrdma_reg_release(c, reg);
   if (rc == HIPOBJ_OK) {
     out->fallback = 0;
     out->done = 1;

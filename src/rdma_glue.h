@@ -42,4 +42,22 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
                    struct hrdma_outcome *out, struct hipobj_error *err);
 void hrdma_client_destroy(struct hipobj_client *c);
 
+/* The client's engine, created on first use; NULL with the reason in *why
+ * when RDMA cannot be used from this client. */
+struct rdma_engine *hrdma_engine(struct hipobj_client *c, const char **why);
+
+/* Explicit registrations (rdma_api.c). hrdma_reg_acquire() returns the
+ * registration of a buffer registered with hipobj_buffer_register() that
+ * holds all of [ptr, ptr+size), referenced through *ref until
+ * hrdma_reg_release(c, *ref) (NULL allowed), or NULL (and *ref NULL) when
+ * none does. hrdma_regs_destroy() deregisters them all (client destroy,
+ * before the engine goes). */
+struct rdma_mr;
+struct hrdma_reg;
+const struct rdma_mr *hrdma_reg_acquire(struct hipobj_client *c,
+                                        const void *ptr, uint64_t size,
+                                        struct hrdma_reg **ref);
+void hrdma_reg_release(struct hipobj_client *c, struct hrdma_reg *ref);
+void hrdma_regs_destroy(struct hipobj_client *c);
+
 #endif

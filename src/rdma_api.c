@@ -1,0 +1,265 @@
+/* rdma_api.c - the public RDMA calls beyond the S3 operations: explicit
+ * registration of host buffers (hipobj_buffer_register / _deregister), the
+ * token-only API of cuObject single-request mode (hipobj_rdma_token,
+ * hipobj_rdma_parse_reply; wire spec §7.2), and the per-client registry
+ * that hrdma_transfer() (rdma_glue.c) consults so that a transfer inside a
+ * registered buffer reuses its registration instead of registering per
+ * transfer.
+ *
+ * The registry is a short list under its own mutex, created on first
+ * registration (under the client's async_lock) and freed with the client.
+ * A registration in use by a transfer is referenced; deregistering it
+ * unlinks it at once and deregisters the verbs MRs at the last release. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../rdma/mr.h"
+#include "../rdma/rc_client.h"
+#include "../rdma/token.h"
+#include "client_int.h"
+#include "rdma_glue.h"
+
+/* Rights of an explicit registration: the server writes GETs into it
+ * (REMOTE_WRITE, which implies LOCAL_WRITE); a PUT's WRITE reads it
+ * locally. No REMOTE_READ: hipobj-rc-v2 never pulls (§4.7, §6.4). */
+#define HRDMA_REG_ACCESS (RDMA_MR_LOCAL_WRITE | RDMA_MR_REMOTE_WRITE)
+
+struct hrdma_reg {
+  uintptr_t addr;
+  size_t len;
+  struct rdma_mr *mr;
+  unsigned users; /* transfers using it now */
+  int unlinked;   /* deregistered: free at the last release */
+  struct hrdma_reg *next;
+};
+
+struct hrdma_regs {
+  pthread_mutex_t lock;
+  struct hrdma_reg *head;
+};
+
+/* The registry; created when `create`, else NULL until the first
+ * registration. */
+static struct hrdma_regs *regs_of(struct hipobj_client *c, int create) {
+  pthread_mutex_lock(&c->async_lock);
+  if (!c->rdma_regs && create) {
+    struct hrdma_regs *r = calloc(1, sizeof *r);
+    if (r) {
+      pthread_mutex_init(&r->lock, NULL);
+      c->rdma_regs = r;
+    }
+  }
+  struct hrdma_regs *r = c->rdma_regs;
+  pthread_mutex_unlock(&c->async_lock);
+  return r;
+}
+
+static void reg_free(struct hrdma_reg *g) {
+  rdma_mr_dereg(g->mr, NULL);
+  free(g);
+}
+
+const struct rdma_mr *hrdma_reg_acquire(struct hipobj_client *c,
+                                        const void *ptr, uint64_t size,
+                                        struct hrdma_reg **ref) {
+  *ref = NULL;
+  struct hrdma_regs *r = regs_of(c, 0);
+  if (!r || !ptr || size == 0)
+    return NULL;
+  uintptr_t a = (uintptr_t)ptr;
+  const struct rdma_mr *m = NULL;
+  pthread_mutex_lock(&r->lock);
+  for (struct hrdma_reg *g = r->head; g; g = g->next) {
+    if (a >= g->addr && size <= g->len && a - g->addr <= g->len - size) {
+      g->users++;
+      *ref = g;
+      m = g->mr;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&r->lock);
+  return m;
+}
+
+void hrdma_reg_release(struct hipobj_client *c, struct hrdma_reg *ref) {
+  if (!ref)
+    return;
+  struct hrdma_regs *r = regs_of(c, 0);
+  pthread_mutex_lock(&r->lock);
+  int last = --ref->users == 0 && ref->unlinked;
+  pthread_mutex_unlock(&r->lock);
+  if (last)
+    reg_free(ref);
+}
+
+void hrdma_regs_destroy(struct hipobj_client *c) {
+  struct hrdma_regs *r = c->rdma_regs;
+  if (!r)
+    return;
+  /* No transfer runs any more (hipobj_client_destroy's contract). */
+  for (struct hrdma_reg *g = r->head, *next; g; g = next) {
+    next = g->next;
+    reg_free(g);
+  }
+  pthread_mutex_destroy(&r->lock);
+  free(r);
+  c->rdma_regs = NULL;
+}
+
+/* Checks shared by the calls taking a registered range. */
+static int check_range(const char *op, struct hipobj_client *c,
+                       const struct hipobj_mem *mem, struct hipobj_error *err) {
+  if (!c)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
+  int rc = hcheck_mem(op, mem, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  if (mem->len == 0)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "buffer is empty");
+  if (mem->kind != HIPOBJ_MEM_HOST)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "only host memory can be registered in this build (GPU "
+                    "memory goes through the staged HTTP path)");
+  return HIPOBJ_OK;
+}
+
+int hipobj_buffer_register(struct hipobj_client *client,
+                           const struct hipobj_mem *mem,
+                           struct hipobj_error *err) {
+  static const char op[] = "RegisterBuffer";
+  int rc = check_range(op, client, mem, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  const char *why = NULL;
+  struct rdma_engine *e = hrdma_engine(client, &why);
+  if (!e)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "no RDMA: %s",
+                    why && why[0] ? why : "no RDMA device");
+  struct hrdma_regs *r = regs_of(client, 1);
+  struct hrdma_reg *g = calloc(1, sizeof *g);
+  if (!r || !g) {
+    free(g);
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  }
+  g->addr = (uintptr_t)mem->ptr;
+  g->len = mem->len;
+  pthread_mutex_lock(&r->lock);
+  for (struct hrdma_reg *o = r->head; o; o = o->next) {
+    if (o->addr == g->addr && o->len == g->len) {
+      pthread_mutex_unlock(&r->lock);
+      free(g);
+      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                      "[%p, +%zu) is already registered", mem->ptr, mem->len);
+    }
+  }
+  pthread_mutex_unlock(&r->lock);
+  /* Registering pins pages and may take long: outside the lock. */
+  rc = rdma_mr_reg(rdma_engine_pd(e), mem->ptr, mem->len, HRDMA_REG_ACCESS, 0,
+                   &g->mr, err);
+  if (rc != HIPOBJ_OK) {
+    free(g);
+    return rc;
+  }
+  pthread_mutex_lock(&r->lock);
+  for (struct hrdma_reg *o = r->head; o; o = o->next) {
+    if (o->addr == g->addr && o->len == g->len) { /* raced: lost */
+      pthread_mutex_unlock(&r->lock);
+      reg_free(g);
+      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                      "[%p, +%zu) is already registered", mem->ptr, mem->len);
+    }
+  }
+  g->next = r->head;
+  r->head = g;
+  pthread_mutex_unlock(&r->lock);
+  return HIPOBJ_OK;
+}
+
+int hipobj_buffer_deregister(struct hipobj_client *client,
+                             const struct hipobj_mem *mem,
+                             struct hipobj_error *err) {
+  static const char op[] = "DeregisterBuffer";
+  int rc = check_range(op, client, mem, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  struct hrdma_regs *r = regs_of(client, 0);
+  struct hrdma_reg *g = NULL;
+  int busy = 0;
+  if (r) {
+    pthread_mutex_lock(&r->lock);
+    for (struct hrdma_reg **pp = &r->head; *pp; pp = &(*pp)->next) {
+      if ((*pp)->addr == (uintptr_t)mem->ptr && (*pp)->len == mem->len) {
+        g = *pp;
+        *pp = g->next;
+        g->unlinked = 1;
+        busy = g->users > 0;
+        break;
+      }
+    }
+    pthread_mutex_unlock(&r->lock);
+  }
+  if (!g)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "[%p, +%zu) is not a registered buffer", mem->ptr,
+                    mem->len);
+  if (!busy) /* else the transfer using it frees it when it returns */
+    reg_free(g);
+  return HIPOBJ_OK;
+}
+
+int hipobj_rdma_token(struct hipobj_client *client,
+                      const struct hipobj_mem *mem, char *token,
+                      size_t token_size, struct hipobj_error *err) {
+  static const char op[] = "RdmaToken";
+  if (token && token_size)
+    token[0] = '\0';
+  int rc = check_range(op, client, mem, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  if (!token || token_size < RDMA_DC_DESC_LEN + 1)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "token buffer needs %d bytes", RDMA_DC_DESC_LEN + 1);
+  struct hrdma_reg *ref;
+  const struct rdma_mr *m = hrdma_reg_acquire(client, mem->ptr, mem->len, &ref);
+  hrdma_reg_release(client, ref);
+  if (!m)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "[%p, +%zu) is not inside a registered buffer", mem->ptr,
+                    mem->len);
+  return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                  "the cuObject descriptor needs an mlx5 DC target; this "
+                  "build has no DC transport");
+}
+
+int hipobj_rdma_parse_reply(const char *value, int *http_status,
+                            struct hipobj_error *err) {
+  static const char op[] = "RdmaReply";
+  if (http_status)
+    *http_status = 0;
+  if (!value || !value[strspn(value, " \t")])
+    return herr_set(err, HIPOBJ_E_PROTOCOL, op,
+                    "no x-amz-rdma-reply: the server did not use RDMA (not a "
+                    "decline; a PUT may have stored an empty body)");
+  struct rdma_reply rep;
+  const char *why = NULL;
+  if (rdma_reply_parse(value, strlen(value), &rep, &why) != 0)
+    return herr_set(err, HIPOBJ_E_PROTOCOL, op,
+                    "malformed x-amz-rdma-reply: %s",
+                    why ? why : "unknown form");
+  if (http_status)
+    *http_status = rep.code;
+  switch (rep.kind) {
+  case RDMA_REPLY_SUCCESS:
+    return HIPOBJ_OK;
+  case RDMA_REPLY_DECLINED:
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "the server declined RDMA (501): a GET's body holds the "
+                    "object; a PUT was not stored, send it over HTTP without "
+                    "the token");
+  case RDMA_REPLY_FAILED:
+  default:
+    return herr_set(err, HIPOBJ_E_SERVER_ERROR, op,
+                    "the server reports the RDMA transfer failed (\"err\")");
+  }
+}
