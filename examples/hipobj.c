@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hipobj_bench.h"
 #include "hipobj_cli.h"
 
 static const char usage_text[] =
@@ -26,6 +27,8 @@ static const char usage_text[] =
     "  info                  GPU platforms (runtime found or why not, "
     "devices,\n"
     "                        PCIe bus ids, dma-buf export) and RDMA support\n"
+    "  bench [OPTIONS]       benchmark the library against the endpoint;\n"
+    "                        its options follow it (hipobj bench --help)\n"
     "\n"
     "Options (anywhere on the line; --opt=VALUE also works):\n"
     "  --endpoint-url URL    S3 endpoint, e.g. http://127.0.0.1:9000\n"
@@ -103,8 +106,9 @@ static const struct command {
   const char *name;
   int (*run)(struct cli *c, int argc, char **argv);
 } commands[] = {
-    {"cp", cmd_cp}, {"ls", cmd_ls},     {"rm", cmd_rm},     {"mb", cmd_mb},
-    {"rb", cmd_rb}, {"stat", cmd_stat}, {"info", cmd_info},
+    {"cp", cmd_cp},     {"ls", cmd_ls},       {"rm", cmd_rm},
+    {"mb", cmd_mb},     {"rb", cmd_rb},       {"stat", cmd_stat},
+    {"info", cmd_info}, {"bench", cmd_bench},
 };
 
 /* Applies one option; returns 0 or an exit status after reporting. Sets
@@ -195,6 +199,12 @@ static int parse_args(struct cli *c, int argc, char **argv, char **pos,
     char *a = argv[i];
     if (only_pos || a[0] != '-' || a[1] == '\0') {
       pos[(*npos)++] = a;
+      /* bench parses its own options: the rest of the line is its own. */
+      if (*npos == 1 && !only_pos && !strcmp(a, "bench")) {
+        while (++i < argc)
+          pos[(*npos)++] = argv[i];
+        return 0;
+      }
       continue;
     }
     if (!strcmp(a, "--")) {

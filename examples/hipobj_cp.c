@@ -609,7 +609,10 @@ static int fetch_into(struct cli *c, const struct location *src, int fd,
     rc =
         report_msg(src->arg, "short read: got %" PRIu64 " of %" PRIu64 " bytes",
                    res.bytes, info->size);
-  } else if (map && msync(map, size, MS_SYNC) != 0) {
+  } else if (map && msync(map, size, MS_ASYNC) != 0) {
+    /* Start writeback, do not wait for the disk: like curl and the AWS
+     * tools, the rename publishes the file once the data is in the page
+     * cache (a synchronous flush doubled the download time). */
     rc = cp_fail_errno(p, tmp, errno);
   }
   if (map && munmap(map, size) != 0 && rc == 0)

@@ -15,6 +15,8 @@ packages=(
   # tests
   libcriterion-dev libmicrohttpd-dev curl
   radosgw ceph-mon ceph-osd awscli s3cmd
+  # benchmarks (tests/bench): aws-c-s3 through python3-awscrt, GNU time
+  python3-awscrt time
   valgrind clang-format
   # the rdma suite: Debian's kernel in a qemu guest with Soft-RoCE (rdma_rxe)
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""awscrt_cp.py - S3 transfers with aws-c-s3 (AWS's C S3 engine) through
+Debian's python3-awscrt, the aws-c-s3 contender of tests/bench/compare.sh.
+
+    awscrt_cp.py get      --endpoint URL --bucket B --key K FILE
+    awscrt_cp.py put      --endpoint URL --bucket B --key K FILE
+    awscrt_cp.py get-many --endpoint URL --bucket B --keys-file F DIR
+
+get/put hand the file to the engine (recv_filepath / send_filepath): it
+splits a GET into parallel ranged GETs and a PUT into a parallel multipart
+upload, sized by --part-size and its throughput target. get-many GETs each
+key of F (one per line) in turn on one client, so connections are reused,
+into DIR/<last part of the key>. Credentials: AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY.
+
+Prints "seconds=S cpu=C" on stdout: the wall time from the first request to
+the last one's teardown and the process's CPU time (user+sys, all threads)
+over the same span, without Python's start-up and the client's creation,
+so the numbers measure the engine rather than the interpreter.
+
+awscrt 0.16 connects to the scheme's default port whatever the Host header
+says, so the endpoint must be on port 80 (http) or 443 (https).
+"""
+import argparse
+import os
+import resource
+import sys
+import time
+import urllib.parse
+
+from awscrt import auth, http, io, s3
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("op", choices=("get", "put", "get-many"))
+    ap.add_argument("path", help="FILE (get, put) or DIR (get-many)")
+    ap.add_argument("--endpoint", required=True, help="http://HOST[:80]")
+    ap.add_argument("--bucket", required=True)
+    ap.add_argument("--key", help="the object (get, put)")
+    ap.add_argument("--keys-file", help="keys to GET, one a line (get-many)")
+    ap.add_argument("--region", default=os.environ.get("AWS_REGION", "us-east-1"))
+    ap.add_argument("--part-size", type=int, default=8 << 20,
+                    help="bytes per part / ranged GET (default 8 MiB, as hipobj)")
+    ap.add_argument("--throughput-gbps", type=float, default=None,
+                    help="the engine's target, which sizes its connection "
+                         "pool (default: the engine's own, 5 Gbps)")
+    a = ap.parse_args()
+    if a.op == "get-many" and not a.keys_file:
+        ap.error("get-many needs --keys-file")
+    if a.op != "get-many" and not a.key:
+        ap.error(f"{a.op} needs --key")
+    return a
+
+
+def make_client(a, url):
+    default_port = 443 if url.scheme == "https" else 80
+    if url.port not in (None, default_port):
+        sys.exit(f"awscrt_cp.py: awscrt 0.16 only connects to port "
+                 f"{default_port} for {url.scheme}://, not {url.port}")
+    key_id = os.environ.get("AWS_ACCESS_KEY_ID")
+    secret = os.environ.get("AWS_SECRET_ACCESS_KEY")
+    if not key_id or not secret:
+        sys.exit("awscrt_cp.py: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+    elg = io.EventLoopGroup()
+    bootstrap = io.ClientBootstrap(elg, io.DefaultHostResolver(elg))
+    return s3.S3Client(
+        bootstrap=bootstrap, region=a.region,
+        credential_provider=auth.AwsCredentialsProvider.new_static(key_id, secret),
+        tls_mode=(s3.S3RequestTlsMode.ENABLED if url.scheme == "https"
+                  else s3.S3RequestTlsMode.DISABLED),
+        part_size=a.part_size, throughput_target_gbps=a.throughput_gbps)
+
+
+def transfer(client, url, a, op, key, path):
+    """One GET or PUT through the engine, waited for until torn down."""
+    target = "/" + urllib.parse.quote(a.bucket) + "/" + urllib.parse.quote(key)
+    headers = http.HttpHeaders([("Host", url.hostname)])
+    if op == "get":
+        req_type, method = s3.S3RequestType.GET_OBJECT, "GET"
+        kwargs = {"recv_filepath": path}
+    else:
+        req_type, method = s3.S3RequestType.PUT_OBJECT, "PUT"
+        headers.add("Content-Length", str(os.path.getsize(path)))
+        headers.add("Content-Type", "application/octet-stream")
+        kwargs = {"send_filepath": path}
+    req = client.make_request(request=http.HttpRequest(method, target, headers),
+                              type=req_type, **kwargs)
+    try:
+        req.finished_future.result()
+    except Exception as e:  # AwsCrtError; the S3 error body is appended
+        sys.exit(f"awscrt_cp.py: {op} s3://{a.bucket}/{key}: {e}")
+    # The received file is flushed and closed only when the request is torn
+    # down: drop it and wait for its shutdown, else the file may be short.
+    shutdown = req.shutdown_event
+    del req
+    if not shutdown.wait(60):
+        sys.exit("awscrt_cp.py: a request did not shut down within 60 s")
+
+
+def cpu_seconds():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def main():
+    a = parse_args()
+    url = urllib.parse.urlsplit(a.endpoint)
+    client = make_client(a, url)
+    if a.op == "get-many":
+        with open(a.keys_file) as f:
+            keys = [line.strip() for line in f if line.strip()]
+        start, cpu = time.monotonic(), cpu_seconds()
+        for key in keys:
+            transfer(client, url, a, "get", key,
+                     os.path.join(a.path, key.rsplit("/", 1)[-1]))
+    else:
+        start, cpu = time.monotonic(), cpu_seconds()
+        transfer(client, url, a, a.op, a.key, a.path)
+    print(f"seconds={time.monotonic() - start:.6f} cpu={cpu_seconds() - cpu:.6f}")
+
+
+if __name__ == "__main__":
+    main()
