@@ -67,6 +67,12 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
   done
 fi
 
+# HIPOBJ_DEVICE_JOB=scaling: the concurrency benchmark of tests/bench
+# instead of the GPU end-to-end checks.
+if [ "${HIPOBJ_DEVICE_JOB:-}" = scaling ]; then
+  bash tests/bench/scaling.sh "$server" "$cli" 2>&1 | tee "$out/scaling.log"
+  exit "${PIPESTATUS[0]}"
+fi
 bash tests/gpu/gpu-e2e.sh "$server" "$cli" "$suite" "$bench" 2>&1 |
   tee "$out/gpu-e2e.log"
 rc=${PIPESTATUS[0]}
