@@ -151,7 +151,7 @@ osd_objectstore = memstore
 memstore_device_bytes = $RGW_STORE_BYTES
 osd_memory_target = 1073741824
 [client.rgw.hipobj]
-rgw_frontends = beast endpoint=127.0.0.1:$port
+rgw_frontends = beast endpoint=127.0.0.1:$port tcp_nodelay=1
 rgw_dns_name = 127.0.0.1
 EOF
 }
