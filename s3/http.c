@@ -17,6 +17,7 @@
 #include "../src/strutil.h"
 
 #define DEFAULT_BODY_LIMIT (1u << 20)
+#define EXPECT_CONTINUE_MIN (1u << 20) /* body bytes */
 
 struct s3_http {
   CURLM *multi;
@@ -239,9 +240,14 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
       return -1;
     p->headers = l;
   }
-  /* No "Expect: 100-continue" round trip before bodies, and no form
+  /* Large bodies ask "Expect: 100-continue": a server that refuses the
+   * request (bad signature, no bucket) answers before the body is sent
+   * instead of closing a connection we are still writing to, which would
+   * lose its answer to EPIPE. Small bodies skip the round trip. No form
    * Content-Type that curl would add to a POST. */
-  const char *suppress[] = {"Expect:", has_ctype ? NULL : "Content-Type:"};
+  const char *suppress[] = {
+      x->body_len >= EXPECT_CONTINUE_MIN ? "Expect: 100-continue" : "Expect:",
+      has_ctype ? NULL : "Content-Type:"};
   for (size_t i = 0; i < 2; i++) {
     if (!suppress[i])
       continue;
@@ -268,6 +274,8 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
   SET(CURLOPT_WRITEFUNCTION, on_body);
   SET(CURLOPT_WRITEDATA, x);
   SET(CURLOPT_TCP_KEEPALIVE, 1L);
+  /* A server that ignores Expect gets the body after this long anyway. */
+  SET(CURLOPT_EXPECT_100_TIMEOUT_MS, 1000L);
   SET(CURLOPT_NOPROGRESS, 0L);
   SET(CURLOPT_XFERINFOFUNCTION, on_xferinfo);
   SET(CURLOPT_XFERINFODATA, x);
