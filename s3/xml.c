@@ -26,47 +26,12 @@
 
 #include "../src/strutil.h"
 #include "uri.h"
+#include "xml_doc.h"
 
 #define S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define MAX_PART_NUMBER 10000
 
-#if LIBXML_VERSION >= 21200
-typedef const xmlError *xml_error_ptr;
-#else
-typedef xmlErrorPtr xml_error_ptr;
-#endif
-
 /* ---- Parsing and error capture ---- */
-
-static pthread_once_t libxml_once = PTHREAD_ONCE_INIT;
-
-/* xmlInitParser is idempotent but not safe to race on first use. */
-static void libxml_init(void) {
-  xmlInitParser();
-}
-
-struct capture {
-  int have;
-  int line;
-  char msg[200];
-};
-
-static void capture_error(void *ctx, xml_error_ptr e) {
-  struct capture *c = ctx;
-  if (!c || !e || c->have || e->level < XML_ERR_ERROR)
-    return;
-  c->have = 1;
-  c->line = e->line;
-  hstrlcpy(c->msg, e->message ? e->message : "unknown error", sizeof c->msg);
-  /* libxml2 messages end in '\n' and may quote document text: make sure
-   * the reason stays on one line. */
-  size_t n = strlen(c->msg);
-  while (n && isspace((unsigned char)c->msg[n - 1]))
-    c->msg[--n] = '\0';
-  for (char *p = c->msg; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      *p = ' ';
-}
 
 static int fail(struct hbuf *why, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -80,10 +45,7 @@ static int fail(struct hbuf *why, const char *fmt, ...) {
   return -1;
 }
 
-static int is_el(const xmlNode *n, const char *name) {
-  return n && n->type == XML_ELEMENT_NODE &&
-         strcmp((const char *)n->name, name) == 0;
-}
+#define is_el s3_xml_is_el
 
 /* Parses xml and checks the root element's local name (any of the
  * NULL-terminated `roots`). On success *doc must be freed with xmlFreeDoc. */
@@ -103,33 +65,20 @@ static int parse_doc(const char *xml, size_t len, const char *const *roots,
   if (len > 64u * 1024 * 1024)
     return fail(why, "malformed XML: document too large (%zu bytes)", len);
 
-  pthread_once(&libxml_once, libxml_init);
-  struct capture cap = {0};
-  xmlStructuredErrorFunc old_fn = xmlStructuredError;
-  void *old_ctx = xmlStructuredErrorContext;
-  xmlSetStructuredErrorFunc(&cap, capture_error);
-  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-  if (!ctxt) {
-    xmlSetStructuredErrorFunc(old_ctx, old_fn);
+  xmlDocPtr d;
+  struct s3_xml_read_error e;
+  switch (s3_xml_read(xml, len, &d, &e)) {
+  case S3_XML_READ_OK:
+    break;
+  case S3_XML_READ_NOMEM:
     return fail(why, "out of memory creating the XML parser");
-  }
-  /* No XML_PARSE_NOENT (entities stay unsubstituted), no DTDLOAD, NONET;
-   * NOERROR/NOWARNING are a second guard against output on stderr. */
-  int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
-  xmlDocPtr d = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, NULL, opts);
-  int well_formed = ctxt->wellFormed;
-  xmlFreeParserCtxt(ctxt);
-  xmlSetStructuredErrorFunc(old_ctx, old_fn);
-
-  if (!d || !well_formed || cap.have) {
-    xmlFreeDoc(d);
-    if (cap.have)
-      return fail(why, "malformed XML at line %d: %s", cap.line, cap.msg);
-    return fail(why, "malformed XML: %s",
-                d ? "not well-formed" : "parser failed (out of memory?)");
-  }
-  if (d->intSubset || d->extSubset) {
-    xmlFreeDoc(d);
+  case S3_XML_READ_SYNTAX:
+    return fail(why, "malformed XML at line %d: %s", e.line, e.msg);
+  case S3_XML_READ_NOT_WELL_FORMED:
+    return fail(why, "malformed XML: not well-formed");
+  case S3_XML_READ_FAILED:
+    return fail(why, "malformed XML: parser failed (out of memory?)");
+  case S3_XML_READ_DOCTYPE:
     return fail(why, "malformed XML: DOCTYPE not allowed in S3 documents");
   }
   xmlNodePtr root = xmlDocGetRootElement(d);

@@ -8,6 +8,8 @@
  * optional, as it is for S3 itself. */
 #include "xml_server.h"
 
+#include "xml_doc.h"
+
 #include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,39 +24,6 @@
 #define MAX_PART_NUMBER 10000
 #define MAX_BODY (16u * 1024 * 1024)
 
-#if LIBXML_VERSION >= 21200
-typedef const xmlError *xml_error_ptr;
-#else
-typedef xmlErrorPtr xml_error_ptr;
-#endif
-
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static void init_parser(void) {
-  xmlInitParser();
-}
-
-struct first_error {
-  int have;
-  int line;
-  char msg[160];
-};
-
-static void keep_first_error(void *ctx, xml_error_ptr e) {
-  struct first_error *f = ctx;
-  if (!f || !e || f->have || e->level < XML_ERR_ERROR)
-    return;
-  f->have = 1;
-  f->line = e->line;
-  snprintf(f->msg, sizeof f->msg, "%s", e->message ? e->message : "error");
-  /* One line only: drop the trailing newline and any control bytes. */
-  for (char *p = f->msg; *p; p++)
-    if ((unsigned char)*p < 0x20)
-      *p = ' ';
-  size_t n = strlen(f->msg);
-  while (n && f->msg[n - 1] == ' ')
-    f->msg[--n] = '\0';
-}
-
 static int fail(struct hbuf *why, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int fail(struct hbuf *why, const char *fmt, ...) {
@@ -67,10 +36,7 @@ static int fail(struct hbuf *why, const char *fmt, ...) {
   return -1;
 }
 
-static int is_el(const xmlNode *n, const char *name) {
-  return n && n->type == XML_ELEMENT_NODE &&
-         strcmp((const char *)n->name, name) == 0;
-}
+#define is_el s3_xml_is_el
 
 static int parse(const char *xml, size_t len, const char *root_name,
                  xmlDocPtr *out, struct hbuf *why) {
@@ -79,28 +45,19 @@ static int parse(const char *xml, size_t len, const char *root_name,
     return fail(why, "the request body is empty");
   if (len > MAX_BODY)
     return fail(why, "the request body is too large (%zu bytes)", len);
-  pthread_once(&init_once, init_parser);
-  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-  if (!ctxt)
+  xmlDocPtr d;
+  struct s3_xml_read_error e;
+  switch (s3_xml_read(xml, len, &d, &e)) {
+  case S3_XML_READ_OK:
+    break;
+  case S3_XML_READ_NOMEM:
     return fail(why, "out of memory creating the XML parser");
-  struct first_error fe = {0};
-  xmlStructuredErrorFunc old_fn = xmlStructuredError;
-  void *old_ctx = xmlStructuredErrorContext;
-  xmlSetStructuredErrorFunc(&fe, keep_first_error);
-  xmlDocPtr d = xmlCtxtReadMemory(ctxt, xml, (int)len, NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOERROR |
-                                      XML_PARSE_NOWARNING);
-  int well_formed = ctxt->wellFormed;
-  xmlFreeParserCtxt(ctxt);
-  xmlSetStructuredErrorFunc(old_ctx, old_fn);
-  if (!d || !well_formed || fe.have) {
-    xmlFreeDoc(d);
-    if (fe.have)
-      return fail(why, "malformed XML at line %d: %s", fe.line, fe.msg);
+  case S3_XML_READ_SYNTAX:
+    return fail(why, "malformed XML at line %d: %s", e.line, e.msg);
+  case S3_XML_READ_NOT_WELL_FORMED:
+  case S3_XML_READ_FAILED:
     return fail(why, "malformed XML");
-  }
-  if (d->intSubset || d->extSubset) {
-    xmlFreeDoc(d);
+  case S3_XML_READ_DOCTYPE:
     return fail(why, "DOCTYPE is not allowed");
   }
   xmlNodePtr root = xmlDocGetRootElement(d);
