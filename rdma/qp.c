@@ -394,7 +394,7 @@ int rdma_qp_create(struct rdma_dev *d, unsigned access, struct rdma_qp **out,
                                 .qp_type = IBV_QPT_RC,
                                 .cap = {.max_send_wr = 16,
                                         .max_recv_wr = 16,
-                                        .max_send_sge = 1,
+                                        .max_send_sge = RDMA_QP_MAX_SEND_SGE,
                                         .max_recv_sge = 1}};
   if (!(q->qp = ibv_create_qp(d->pd, &ia))) {
     rc = verbs_fail(err, "ibv_create_qp", errno);
@@ -479,10 +479,26 @@ int rdma_qp_post_write_imm(struct rdma_qp *q, const void *src, uint32_t len,
                            uint32_t lkey, uint64_t raddr, uint32_t rkey,
                            uint32_t imm, uint64_t wr_id,
                            struct hipobj_error *err) {
-  struct ibv_sge sg = {.addr = (uintptr_t)src, .length = len, .lkey = lkey};
+  struct rdma_sge one = {src, len, lkey};
+  return rdma_qp_post_write_imm_sgl(q, &one, 1, raddr, rkey, imm, wr_id, err);
+}
+
+int rdma_qp_post_write_imm_sgl(struct rdma_qp *q, const struct rdma_sge *sgl,
+                               unsigned n, uint64_t raddr, uint32_t rkey,
+                               uint32_t imm, uint64_t wr_id,
+                               struct hipobj_error *err) {
+  struct ibv_sge sg[RDMA_QP_MAX_SEND_SGE];
+  if (n < 1 || n > RDMA_QP_MAX_SEND_SGE)
+    return herr_set(err, HIPOBJ_E_INTERNAL, "RDMA",
+                    "%u scatter-gather entries (1..%d allowed)", n,
+                    RDMA_QP_MAX_SEND_SGE);
+  for (unsigned i = 0; i < n; i++)
+    sg[i] = (struct ibv_sge){.addr = (uintptr_t)sgl[i].addr,
+                             .length = sgl[i].len,
+                             .lkey = sgl[i].lkey};
   struct ibv_send_wr wr = {.wr_id = wr_id,
-                           .sg_list = &sg,
-                           .num_sge = 1,
+                           .sg_list = sg,
+                           .num_sge = (int)n,
                            .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
                            .send_flags = IBV_SEND_SIGNALED},
                      *bad = NULL;
@@ -654,6 +670,13 @@ int rdma_qp_post_write_imm(struct rdma_qp *q, const void *src, uint32_t len,
                            struct hipobj_error *err) {
   (void)q, (void)src, (void)len, (void)lkey, (void)raddr, (void)rkey;
   (void)imm, (void)wr_id;
+  return herr_set(err, HIPOBJ_E_UNSUPPORTED, OP, NO_VERBS);
+}
+int rdma_qp_post_write_imm_sgl(struct rdma_qp *q, const struct rdma_sge *sg,
+                               unsigned n, uint64_t raddr, uint32_t rkey,
+                               uint32_t imm, uint64_t wr_id,
+                               struct hipobj_error *err) {
+  (void)q, (void)sg, (void)n, (void)raddr, (void)rkey, (void)imm, (void)wr_id;
   return herr_set(err, HIPOBJ_E_UNSUPPORTED, OP, NO_VERBS);
 }
 int rdma_qp_wait(struct rdma_qp *q, double deadline, int wake_fd,

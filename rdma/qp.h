@@ -102,6 +102,24 @@ int rdma_qp_post_write_imm(struct rdma_qp *q, const void *src, uint32_t len,
                            uint32_t imm, uint64_t wr_id,
                            struct hipobj_error *err);
 
+/* One local piece of a gathered WRITE. */
+struct rdma_sge {
+  const void *addr;
+  uint32_t len;
+  uint32_t lkey;
+};
+/* Scatter-gather entries one send may carry: a PUT must be exactly one
+ * WRITE WITH IMM (§4.4), so a source in several registered buffers (the
+ * pinned staging chunks of GPU memory) is gathered by the NIC. Every
+ * provider offers at least this many (rxe 32, mlx5 30). */
+#define RDMA_QP_MAX_SEND_SGE 4
+/* The same WRITE WITH IMM gathered from n (1..RDMA_QP_MAX_SEND_SGE)
+ * pieces, in order. */
+int rdma_qp_post_write_imm_sgl(struct rdma_qp *q, const struct rdma_sge *sg,
+                               unsigned n, uint64_t raddr, uint32_t rkey,
+                               uint32_t imm, uint64_t wr_id,
+                               struct hipobj_error *err);
+
 /* One completion as plain data. */
 enum rdma_wc_opcode {
   RDMA_WC_OTHER = 0,

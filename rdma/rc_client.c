@@ -152,6 +152,8 @@ struct session {
   uint32_t len;
   char *buf;
   const struct rdma_mr_piece *piece;
+  struct rdma_sge sgl[RDMA_QP_MAX_SEND_SGE]; /* PUT source */
+  unsigned nsge;
   struct rdma_qp *qp;
   uint32_t psn, cookie;
   struct rdma_prepare_reply rep;
@@ -457,9 +459,8 @@ static int transfer(struct session *s) {
                       "READY answered success before any data was written")
                : fail_answer(s, "READY", &fin, 0);
     } else {
-      rc = rdma_qp_post_write_imm(s->qp, s->buf, s->len, s->piece->lkey,
-                                  s->rep.mr_addr, s->rep.mr_rkey, s->cookie, 2,
-                                  s->err);
+      rc = rdma_qp_post_write_imm_sgl(s->qp, s->sgl, s->nsge, s->rep.mr_addr,
+                                      s->rep.mr_rkey, s->cookie, 2, s->err);
       if (rc != HIPOBJ_OK)
         rc = fail(s, rc, 0, 0, "%s", s->err ? s->err->message : "post");
       else
@@ -486,7 +487,15 @@ static int transfer(struct session *s) {
   s->res->checksum_present = 1;
   if (s->rq->mem_kind != RDMA_MEM_HOST || !s->e->verify)
     return rc;
-  uint64_t crc = crc64nvme(s->buf, (size_t)s->fin.bytes);
+  uint64_t crc;
+  if (s->op == RDMA_OP_PUT) { /* fin.bytes == len, checked */
+    crc = crc64nvme_init();
+    for (unsigned i = 0; i < s->nsge; i++)
+      crc = crc64nvme_update(crc, s->sgl[i].addr, s->sgl[i].len);
+    crc = crc64nvme_final(crc);
+  } else {
+    crc = crc64nvme(s->buf, (size_t)s->fin.bytes);
+  }
   if (crc != s->fin.crc)
     return fail(s, HIPOBJ_E_PROTOCOL, 0, fin.http_status,
                 "CRC64NVME mismatch: FINAL says %016llx, the buffer has "
@@ -606,8 +615,9 @@ static int check_request(struct session *s) {
   memset(s->res, 0, sizeof *s->res);
   s->res->rdma_status = -1;
   if (!rq || !rq->ops || !rq->ops->call || !rq->ops->ready_start ||
-      !rq->ops->ready_wait || !rq->ops->ready_abort || !rq->buf || !rq->size ||
-      !rq->bucket || !*rq->bucket || !rq->key || !*rq->key)
+      !rq->ops->ready_wait || !rq->ops->ready_abort ||
+      (!rq->buf && !rq->nsegs) || !rq->size || !rq->bucket || !*rq->bucket ||
+      !rq->key || !*rq->key)
     return fail(s, HIPOBJ_E_INVALID_ARGUMENT, 0, 0,
                 "incomplete request (ops, buffer, size, bucket and key are "
                 "required)");
@@ -615,6 +625,8 @@ static int check_request(struct session *s) {
     return fail(s, HIPOBJ_E_INVALID_ARGUMENT, 0, 0, "offset + size overflows");
   return HIPOBJ_OK;
 }
+
+#define RDMA_MIN_SESSION 4096u /* 413s do not shrink sessions below this */
 
 int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
                 struct rdma_rc_result *res, struct hipobj_error *err) {
@@ -633,6 +645,9 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
                              &m, &own)) != HIPOBJ_OK)
     return rc;
   uint64_t done = 0;
+  /* Largest session: the engine's limit, halved while the server answers
+   * 413 (a server whose staging buffers are smaller, §8 item 24). */
+  uint64_t cap = e->session_max;
   char etag[HIPOBJ_ETAG_MAX] = "";
   while (done < rq->size) {
     struct session s = s0;
@@ -640,8 +655,8 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
     /* One session must fit one message and one registration piece. */
     s.piece = rdma_mr_find_piece(m, s.buf, 1);
     uint64_t len = rq->size - done;
-    if (len > e->session_max)
-      len = e->session_max;
+    if (len > cap)
+      len = cap;
     if (s.piece && len > s.piece->addr + s.piece->len - (uintptr_t)s.buf)
       len = s.piece->addr + s.piece->len - (uintptr_t)s.buf;
     if (!s.piece) {
@@ -653,7 +668,16 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
     int ready_before = res->ready_sent;
     res->ready_sent = 0;
     rc = run_session(&s);
+    int too_large = rc != HIPOBJ_OK && res->http_status == 413 &&
+                    !res->ready_sent && len / 2 >= RDMA_MIN_SESSION;
     res->ready_sent |= ready_before;
+    if (too_large) {
+      cap = len / 2;
+      res->fallback = 0;
+      res->http_status = 0;
+      res->reason[0] = '\0';
+      continue;
+    }
     if (rc != HIPOBJ_OK)
       break;
     /* Sessions must read one version of the object. */
@@ -674,6 +698,46 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
   }
   /* Every QP is gone: the registration may go. */
   rdma_mr_dereg(own, NULL);
+  return rc;
+}
+
+/* A PUT whose source is several registered pieces, gathered by one WRITE
+ * WITH IMM. s is checked and sized already. */
+static int put_gathered(struct session *s) {
+  const struct rdma_rc_request *rq = s->rq;
+  uint64_t total = 0;
+  if (rq->nsegs > RDMA_QP_MAX_SEND_SGE)
+    return fail(s, HIPOBJ_E_INVALID_ARGUMENT, 1, 0,
+                "%zu source pieces (at most %d)", rq->nsegs,
+                RDMA_QP_MAX_SEND_SGE);
+  for (size_t i = 0; i < rq->nsegs; i++) {
+    const struct rdma_rc_seg *g = &rq->segs[i];
+    const struct rdma_mr_piece *p =
+        g->mr && g->len ? rdma_mr_find_piece(g->mr, g->buf, g->len) : NULL;
+    if (!p)
+      return fail(s, HIPOBJ_E_INVALID_ARGUMENT, 1, 0,
+                  "source piece %zu is empty or not inside one registration",
+                  i);
+    s->sgl[i] = (struct rdma_sge){g->buf, g->len, p->lkey};
+    total += g->len;
+    if (i == 0) { /* READY names the source's first piece (§3.5) */
+      s->buf = (char *)g->buf;
+      s->piece = p;
+    }
+  }
+  if (total != rq->size)
+    return fail(s, HIPOBJ_E_INVALID_ARGUMENT, 1, 0,
+                "the source pieces hold %llu bytes, not %llu",
+                (unsigned long long)total, (unsigned long long)rq->size);
+  s->nsge = (unsigned)rq->nsegs;
+  s->len = (uint32_t)rq->size;
+  int rc = run_session(s);
+  if (rc == HIPOBJ_OK) {
+    s->res->bytes = s->fin.bytes;
+    s->res->sessions = 1;
+    hstrlcpy(s->res->etag, s->fin.etag, sizeof s->res->etag);
+    hstrlcpy(s->res->version_id, s->fin.version_id, sizeof s->res->version_id);
+  }
   return rc;
 }
 
@@ -698,6 +762,8 @@ int rdma_rc_put(struct rdma_engine *e, const struct rdma_rc_request *rq,
                 "%llu bytes exceed the %u-byte RDMA session limit; split "
                 "into parts",
                 (unsigned long long)rq->size, e->session_max);
+  if (rq->nsegs)
+    return put_gathered(&s);
   const struct rdma_mr *m;
   struct rdma_mr *own;
   /* The source is only read locally: no remote right at all (§6.4). */
@@ -706,6 +772,10 @@ int rdma_rc_put(struct rdma_engine *e, const struct rdma_rc_request *rq,
   s.buf = rq->buf;
   s.len = (uint32_t)rq->size;
   s.piece = rdma_mr_find_piece(m, s.buf, s.len);
+  if (s.piece) {
+    s.sgl[0] = (struct rdma_sge){s.buf, s.len, s.piece->lkey};
+    s.nsge = 1;
+  }
   if (!s.piece)
     rc = fail(&s, HIPOBJ_E_INVALID_ARGUMENT, 1, 0,
               "the source spans several registration pieces; a PUT needs "
@@ -717,48 +787,5 @@ int rdma_rc_put(struct rdma_engine *e, const struct rdma_rc_request *rq,
     hstrlcpy(res->version_id, s.fin.version_id, sizeof res->version_id);
   }
   rdma_mr_dereg(own, NULL);
-  return rc;
-}
-
-/* ---- async form ---------------------------------------------------------- */
-
-struct rdma_rc_async {
-  pthread_t th;
-  struct rdma_engine *e;
-  int is_put, rc;
-  const struct rdma_rc_request *rq;
-  struct rdma_rc_result *res;
-  struct hipobj_error *err;
-};
-
-static void *async_main(void *arg) {
-  struct rdma_rc_async *a = arg;
-  a->rc = a->is_put ? rdma_rc_put(a->e, a->rq, a->res, a->err)
-                    : rdma_rc_get(a->e, a->rq, a->res, a->err);
-  return NULL;
-}
-
-int rdma_rc_start(struct rdma_engine *e, int is_put,
-                  const struct rdma_rc_request *rq, struct rdma_rc_result *res,
-                  struct hipobj_error *err, struct rdma_rc_async **out) {
-  struct rdma_rc_async *a = calloc(1, sizeof *a);
-  if (!a)
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "RDMA", "out of memory");
-  *a = (struct rdma_rc_async){
-      .e = e, .is_put = is_put, .rq = rq, .res = res, .err = err};
-  int r = pthread_create(&a->th, NULL, async_main, a);
-  if (r != 0) {
-    free(a);
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "RDMA", "pthread_create: %s",
-                    strerror(r));
-  }
-  *out = a;
-  return HIPOBJ_OK;
-}
-
-int rdma_rc_join(struct rdma_rc_async *a) {
-  pthread_join(a->th, NULL);
-  int rc = a->rc;
-  free(a);
   return rc;
 }

@@ -21,6 +21,7 @@
 #include "../src/buf.h"
 #include "hipobj.h"
 #include "mr.h"
+#include "qp.h"
 #include "token.h"
 
 struct hipobj_error;
@@ -164,6 +165,17 @@ struct rdma_rc_request {
   const struct rdma_mr *mr;
   enum rdma_mem_kind mem_kind; /* of buf (device memory: no CRC check) */
   const struct rdma_control_ops *ops;
+  /* PUT only, instead of buf and mr: the source gathered from nsegs
+   * (1..RDMA_QP_MAX_SEND_SGE) registered host pieces, in order, size bytes
+   * together (GPU data staged through pinned chunks). */
+  const struct rdma_rc_seg *segs;
+  size_t nsegs;
+};
+
+struct rdma_rc_seg {
+  const void *buf;
+  uint32_t len;
+  const struct rdma_mr *mr; /* covers [buf, buf+len) */
 };
 
 struct rdma_rc_result {

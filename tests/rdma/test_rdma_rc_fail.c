@@ -216,8 +216,16 @@ Test(rcfail_knob, limits) {
   unsigned char *d = object("k", 10000), *buf = h_alloc(10000);
   struct rdma_rc_result res;
   struct hipobj_error err;
-  /* Above the server's size limit: 413, fallback allowed. */
-  cr_expect_eq(xfer(0, "k", buf, 0, 10000, &res, &err), HIPOBJ_E_UNSUPPORTED);
+  /* A GET above the server's size limit: 413, then sessions half as
+   * large until they fit (two of 5000 bytes). */
+  memset(buf, 0, 10000);
+  cr_expect_eq(xfer(0, "k", buf, 0, 10000, &res, &err), HIPOBJ_OK, "%s",
+               err.message);
+  cr_expect_eq(res.sessions, 2);
+  cr_expect_eq(res.bytes, 10000);
+  cr_expect_eq(memcmp(buf, d, 10000), 0);
+  /* A PUT is one session by protocol: 413, fallback allowed. */
+  cr_expect_eq(xfer(1, "k2", buf, 0, 10000, &res, &err), HIPOBJ_E_UNSUPPORTED);
   cr_expect_eq(res.http_status, 413);
   cr_expect_eq(res.fallback, 1);
   /* One session held: the next PREPARE gets 503 SlowDown. */
