@@ -724,14 +724,25 @@ HIPOBJ_API int hipobj_parse_size(const char *text, uint64_t *out);
  *  client (cuObject single-request mode, wire spec §7.2): writes the value
  *  of the `x-amz-rdma-token` header (the 81-character cuObject descriptor
  *  plus NUL, so token_size >= 82) for mem, which must lie inside a buffer
- *  registered with hipobj_buffer_register(). The request must sign that
- *  header and carry an empty body.
+ *  registered with hipobj_buffer_register(), at most 4 GiB - 1 bytes. The
+ *  request must sign that header and carry an empty body.
  *
- *  This build returns HIPOBJ_E_UNSUPPORTED ("the cuObject descriptor needs
- *  an mlx5 DC target; this build has no DC transport") after the argument
- *  checks: the descriptor names a DC target, which hipObject does not
- *  create. HIPOBJ_E_INVALID_ARGUMENT for NULL arguments, a short token
- *  buffer or an unregistered range. token is set to "" on failure. */
+ *  The descriptor names a DC target: on first use for a registration the
+ *  library creates an mlx5 DCT (DC key 0xffeeddcc) on the client's RDMA
+ *  device and registers the buffer again with remote read and write (a PUT
+ *  is the server's RDMA READ of it), so any holder of the token and the DC
+ *  key can read and write the whole registered buffer until
+ *  hipobj_buffer_deregister() or hipobj_client_destroy() removes both.
+ *  The server must have an mlx5 DC initiator. Needs a build with DC
+ *  (meson -Ddc) and an mlx5 (ConnectX) device; this path is untested (the
+ *  project has no ConnectX hardware).
+ *
+ *  HIPOBJ_E_UNSUPPORTED names the cause: "built without DC support", no
+ *  RDMA device (or RDMA off), or "RDMA device rxe0 is not an mlx5 (ConnectX)
+ *  device". HIPOBJ_E_INVALID_ARGUMENT for NULL arguments, a short token
+ *  buffer, a range over 4 GiB - 1 or outside every registered buffer.
+ *  A failing verbs call is reported by name with its errno text. token is
+ *  set to "" on failure. */
 HIPOBJ_API int hipobj_rdma_token(struct hipobj_client *client,
                                  const struct hipobj_mem *mem, char *token,
                                  size_t token_size, struct hipobj_error *err);

@@ -9,11 +9,18 @@
  * The registry is a short list under its own mutex, created on first
  * registration (under the client's async_lock) and freed with the client.
  * A registration in use by a transfer is referenced; deregistering it
- * unlinks it at once and deregisters the verbs MRs at the last release. */
+ * unlinks it at once and deregisters the verbs MRs at the last release.
+ *
+ * A registration for which hipobj_rdma_token() minted a descriptor also
+ * owns a DC target (rdma/dc.c: an mlx5 DCT and a second registration with
+ * REMOTE_READ), created on the first token and destroyed with the
+ * registration. Builds without DC, and devices that are not mlx5, refuse
+ * tokens with the cause. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../rdma/dc.h"
 #include "../rdma/mr.h"
 #include "../rdma/rc_client.h"
 #include "../rdma/token.h"
@@ -29,8 +36,9 @@ struct hrdma_reg {
   uintptr_t addr;
   size_t len;
   struct rdma_mr *mr;
-  unsigned users; /* transfers using it now */
-  int unlinked;   /* deregistered: free at the last release */
+  struct rdma_dc_target *dc; /* set once, by the first token; else NULL */
+  unsigned users;            /* transfers and token calls using it now */
+  int unlinked;              /* deregistered: free at the last release */
   struct hrdma_reg *next;
 };
 
@@ -56,6 +64,9 @@ static struct hrdma_regs *regs_of(struct hipobj_client *c, int create) {
 }
 
 static void reg_free(struct hrdma_reg *g) {
+  /* The DCT first: after it nothing remote reaches the buffer. A DCT that
+   * cannot be destroyed is leaked with what it holds (rdma/dc.c). */
+  rdma_dc_target_destroy(g->dc);
   rdma_mr_dereg(g->mr, NULL);
   free(g);
 }
@@ -208,6 +219,43 @@ int hipobj_buffer_deregister(struct hipobj_client *client,
   return HIPOBJ_OK;
 }
 
+/* The registration's DC target, created on first use. Created outside the
+ * registry lock (it enumerates devices and pins pages); a racing creator
+ * that lost destroys its own. g is referenced by the caller, so it cannot
+ * be freed meanwhile. */
+static int dc_target_of(struct hipobj_client *c, struct hrdma_reg *g,
+                        struct rdma_dc_target **out, struct hipobj_error *err) {
+  struct hrdma_regs *r = regs_of(c, 0);
+  pthread_mutex_lock(&r->lock);
+  *out = g->dc;
+  pthread_mutex_unlock(&r->lock);
+  if (*out)
+    return HIPOBJ_OK;
+  const char *why = NULL;
+  struct rdma_engine *e = hrdma_engine(c, &why);
+  if (!e) /* cannot happen with a registration, which needs the engine */
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, "RdmaToken", "no RDMA: %s",
+                    why && why[0] ? why : "no RDMA device");
+  /* The choice the engine made for its PD (rdma_engine_create). */
+  struct rdma_dev_cfg cfg = {.device = c->cfg.rdma_device,
+                             .gid_index = c->cfg.rdma_gid_index,
+                             .use_environ = 1};
+  struct rdma_dc_target *t = NULL;
+  int rc = rdma_dc_target_create(rdma_engine_pd(e), &cfg, (void *)g->addr,
+                                 g->len, &t, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  pthread_mutex_lock(&r->lock);
+  if (!g->dc) {
+    g->dc = t;
+    t = NULL;
+  }
+  *out = g->dc;
+  pthread_mutex_unlock(&r->lock);
+  rdma_dc_target_destroy(t); /* lost the race (NULL otherwise) */
+  return HIPOBJ_OK;
+}
+
 int hipobj_rdma_token(struct hipobj_client *client,
                       const struct hipobj_mem *mem, char *token,
                       size_t token_size, struct hipobj_error *err) {
@@ -220,16 +268,38 @@ int hipobj_rdma_token(struct hipobj_client *client,
   if (!token || token_size < RDMA_DC_DESC_LEN + 1)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "token buffer needs %d bytes", RDMA_DC_DESC_LEN + 1);
+  /* Causes no registration can cure come first. */
+  if (!rdma_dc_built())
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "%s", RDMA_DC_NOT_BUILT);
+  if ((uint64_t)mem->len > RDMA_DC_SIZE_MAX)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "a cuObject descriptor covers at most 4 GiB - 1 bytes "
+                    "(%zu asked): mint one per window",
+                    mem->len);
   struct hrdma_reg *ref;
   const struct rdma_mr *m = hrdma_reg_acquire(client, mem->ptr, mem->len, &ref);
-  hrdma_reg_release(client, ref);
-  if (!m)
+  if (!m) {
+    const char *why = NULL;
+    if (!hrdma_engine(client, &why))
+      return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "no RDMA: %s",
+                      why && why[0] ? why : "no RDMA device");
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "[%p, +%zu) is not inside a registered buffer", mem->ptr,
                     mem->len);
-  return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
-                  "the cuObject descriptor needs an mlx5 DC target; this "
-                  "build has no DC transport");
+  }
+  struct rdma_dc_target *t = NULL;
+  struct rdma_dc_desc d;
+  char out[RDMA_DC_DESC_LEN + 1];
+  rc = dc_target_of(client, ref, &t, err);
+  if (rc == HIPOBJ_OK)
+    rc = rdma_dc_target_describe(t, mem->ptr, mem->len, &d, err);
+  if (rc == HIPOBJ_OK && rdma_dc_encode(&d, out) != 0)
+    rc = herr_set(err, HIPOBJ_E_INTERNAL, op,
+                  "cannot encode the DC descriptor (dctn 0x%x)", d.dctn);
+  hrdma_reg_release(client, ref);
+  if (rc == HIPOBJ_OK)
+    memcpy(token, out, sizeof out);
+  return rc;
 }
 
 int hipobj_rdma_parse_reply(const char *value, int *http_status,

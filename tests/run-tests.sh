@@ -118,11 +118,11 @@ setup_and_test() {
 
 check_format
 
-setup_and_test build
+setup_and_test build -Ddc=enabled
 
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-setup_and_test build-asan -Db_sanitize=address,undefined -Db_lundef=false
+setup_and_test build-asan -Ddc=enabled -Db_sanitize=address,undefined -Db_lundef=false
 
 section "summary ($((SECONDS - start)) s)"
 echo "$passed passed, $failed failed, $skipped skipped"

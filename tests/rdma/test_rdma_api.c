@@ -1,17 +1,21 @@
 /* test_rdma_api.c - the public RDMA calls of rdma_api.c.
  *
  * Suite rdma_api_unit (no device, 'unit' in meson): the x-amz-rdma-reply
- * interpretation of hipobj_rdma_parse_reply() (wire spec §7.2), and the
+ * interpretation of hipobj_rdma_parse_reply() (wire spec §7.2), the
  * argument checks of hipobj_buffer_register / _deregister /
- * hipobj_rdma_token on a client without RDMA.
+ * hipobj_rdma_token on a client without RDMA, and the argument checks of
+ * the DC target (rdma/dc.c as the library was built: -Ddc).
  *
  * Suite rdma_api_verbs (real verbs, Soft-RoCE in the guest; 'rdma' in
  * tests/rxe/meson.build): a registered buffer serves GETs and PUTs of its
  * sub-ranges against hipobj-server --rdma auto without any new verbs MR
  * (the live MR count, sampled by a thread during the transfers, never
  * rises), deregistering and destroying the client free every MR, token
- * minting gives its documented result, and the reply parser reads
- * hipobj-server's answer to a single-request-mode GET (501). */
+ * minting is refused on Soft-RoCE with the cause (rxe is not mlx5, or the
+ * build has no DC) and leaves no QP, DCT or MR behind, and the reply
+ * parser reads hipobj-server's answer to a single-request-mode GET (501).
+ * No test creates a DCT: that needs a ConnectX device, which this project
+ * does not have. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sched.h>
@@ -21,7 +25,9 @@
 #include <string.h>
 
 #include "../server/harness.h"
+#include "rdma/dc.h"
 #include "rdma/mr.h"
+#include "src/error_int.h"
 
 static struct hipobj_error *err;
 
@@ -127,8 +133,22 @@ Test(rdma_api_unit, registration_arguments_without_rdma) {
   cr_assert(strstr(hipobj_error_message(err), "not a registered"), "%s",
             hipobj_error_message(err));
   char tok[128] = "x";
+  /* No RDMA: the cause, not "unregistered" (nothing could register). */
   cr_assert_eq(hipobj_rdma_token(c, &m, tok, sizeof tok, err),
-               HIPOBJ_E_INVALID_ARGUMENT);
+               HIPOBJ_E_UNSUPPORTED);
+  cr_assert(strstr(hipobj_error_message(err),
+                   rdma_dc_built() ? "no RDMA" : "built without DC support"),
+            "%s", hipobj_error_message(err));
+  cr_assert_str_eq(tok, "");
+  /* A descriptor's size field is 32 bits (checked before any lookup). */
+  struct hipobj_mem huge = hipobj_mem_host(buf, (size_t)1 << 32);
+  strcpy(tok, "x");
+  cr_assert_eq(hipobj_rdma_token(c, &huge, tok, sizeof tok, err),
+               rdma_dc_built() ? HIPOBJ_E_INVALID_ARGUMENT
+                               : HIPOBJ_E_UNSUPPORTED);
+  if (rdma_dc_built())
+    cr_assert(strstr(hipobj_error_message(err), "4 GiB - 1"), "%s",
+              hipobj_error_message(err));
   cr_assert_str_eq(tok, "");
   cr_assert_eq(hipobj_rdma_token(c, &m, tok, 81, err),
                HIPOBJ_E_INVALID_ARGUMENT);
@@ -136,6 +156,28 @@ Test(rdma_api_unit, registration_arguments_without_rdma) {
                HIPOBJ_E_INVALID_ARGUMENT);
   hipobj_client_destroy(c);
   unsetenv("HIPOBJ_RDMA");
+}
+
+/* The DC target's entry points as linked into the library: with DC built,
+ * the argument checks (no device needed); without, the refusal. */
+Test(rdma_api_unit, dc_target_entry_points) {
+  struct hipobj_error e;
+  memset(&e, 0, sizeof e);
+  char buf[64];
+  struct rdma_dc_target *t = (struct rdma_dc_target *)buf;
+  int rc = rdma_dc_target_create(NULL, NULL, buf, sizeof buf, &t, &e);
+  cr_assert_null(t);
+  if (rdma_dc_built()) {
+    cr_assert_eq(rc, HIPOBJ_E_INVALID_ARGUMENT, "%s", e.message);
+    struct rdma_dc_desc d;
+    cr_assert_eq(rdma_dc_target_describe(NULL, buf, 1, &d, &e),
+                 HIPOBJ_E_INVALID_ARGUMENT);
+  } else {
+    cr_assert_eq(rc, HIPOBJ_E_UNSUPPORTED);
+    cr_assert(strstr(e.message, "built without DC support"), "%s", e.message);
+  }
+  cr_assert_eq(rdma_dc_target_destroy(NULL), 0);
+  cr_assert_eq(rdma_dc_live_count(), 0);
 }
 
 /* ---- verbs ---------------------------------------------------------------
@@ -304,22 +346,42 @@ Test(rdma_api_verbs, registered_buffer_is_reused_and_freed) {
   free(data);
 }
 
-Test(rdma_api_verbs, token_minting_reports_no_dc_transport) {
+Test(rdma_api_verbs, token_minting_refused_off_mlx5) {
   start();
   size_t n = 64 * 1024;
   char *buf = malloc(n);
   struct hipobj_mem m = hipobj_mem_host(buf, n);
   char tok[128] = "x";
-  /* Not registered yet. */
+  /* Not registered yet: without DC that is not the cause worth naming. */
   cr_assert_eq(hipobj_rdma_token(cli, &m, tok, sizeof tok, err),
-               HIPOBJ_E_INVALID_ARGUMENT);
+               rdma_dc_built() ? HIPOBJ_E_INVALID_ARGUMENT
+                               : HIPOBJ_E_UNSUPPORTED,
+               "%s", hipobj_error_message(err));
   OK(hipobj_buffer_register(cli, &m, err));
+  long mrs = rdma_mr_live_count(), qps = rdma_qp_live_count();
   struct hipobj_mem sub = hipobj_mem_host(buf + 100, 1000);
-  cr_assert_eq(hipobj_rdma_token(cli, &sub, tok, sizeof tok, err),
-               HIPOBJ_E_UNSUPPORTED);
-  cr_assert(strstr(hipobj_error_message(err), "mlx5 DC target"), "%s",
-            hipobj_error_message(err));
-  cr_assert_str_eq(tok, "");
+  /* Twice: a refused first attempt leaves nothing that changes the next. */
+  for (int i = 0; i < 2; i++) {
+    strcpy(tok, "x");
+    cr_assert_eq(hipobj_rdma_token(cli, &sub, tok, sizeof tok, err),
+                 HIPOBJ_E_UNSUPPORTED);
+    const char *msg = hipobj_error_message(err);
+    if (rdma_dc_built()) {
+      /* Soft-RoCE is not mlx5: the refusal names the device. */
+      cr_assert(strstr(msg, "is not an mlx5"), "%s", msg);
+      const char *dev = getenv("RXE_DEV");
+      if (dev && *dev)
+        cr_assert(strstr(msg, dev), "'%s' does not name %s", msg, dev);
+    } else {
+      cr_assert(strstr(msg, "built without DC support"), "%s", msg);
+    }
+    cr_assert_str_eq(tok, "");
+    /* No DCT, QP or MR left behind by the refusal. */
+    cr_assert_eq(rdma_dc_live_count(), 0);
+    cr_assert_eq(rdma_qp_live_count(), qps);
+    cr_assert_eq(rdma_mr_live_count(), mrs, "MRs %ld, %ld before",
+                 rdma_mr_live_count(), mrs);
+  }
   OK(hipobj_buffer_deregister(cli, &m, err));
   cr_assert_eq(rdma_mr_live_count(), 0);
 
