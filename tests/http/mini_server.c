@@ -67,6 +67,13 @@ static int read_request(struct mini_server *s, int fd, struct mini_req *out) {
   if (cl && cl < end)
     clen = strtoul(cl + 17, NULL, 10);
   size_t have = len - head_len;
+  /* libcurl waits up to a second for this before sending a large body. */
+  const char *ex = strcasestr(buf, "\r\nexpect: 100-continue");
+  if (ex && ex < end && have < clen) {
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (write(fd, cont, sizeof cont - 1) != (ssize_t)(sizeof cont - 1))
+      goto fail;
+  }
   while (have < clen) {
     char tmp[65536];
     if (wait_readable(s, fd) != 0)
