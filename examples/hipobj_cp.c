@@ -1,12 +1,15 @@
 /* hipobj_cp.c - `hipobj cp SRC DST`: uploads and downloads between S3 and
  * local files or stdin/stdout.
  *
- * - file -> S3: the file is mapped read-only and handed to hipobj_s3_put,
- *   so the library reads the page cache directly (no copy).
- * - S3 -> file: the object is fetched straight into a MAP_SHARED mapping of
- *   a temp file in the destination's directory, which is renamed into place
- *   only once complete: a failed download never leaves a partial file under
- *   the final name.
+ * - file -> S3: the open file is handed to hipobj_s3_put as file memory
+ *   (hipobj_mem_file), which the library reads with pread through its
+ *   bounded staging pool: memory use does not grow with the file, and
+ *   nothing is mapped.
+ * - S3 -> file: the object is fetched as file memory into a temp file in
+ *   the destination's directory (pwrite, parallel ranged GETs), which is
+ *   renamed into place only once complete: a failed download never leaves
+ *   a partial file under the final name, and a full disk is an error
+ *   ("pwrite: No space left on device"), not a SIGBUS.
  * - S3 -> stdout (or a pipe/device): ranged chunks through one buffer.
  * - stdin (or a pipe) -> S3: one PUT when the input fits one chunk, else the
  *   step-by-step multipart API, aborted on any failure.
@@ -14,15 +17,14 @@
  * mid-transfer fails the copy instead of mixing two versions.
  * With --gpu the data passes through the memory of one GPU: downloads land
  * in GPU memory and are copied out to the file, uploads are copied from the
- * file into GPU memory first, so the library's GPU paths can be checked end
- * to end with ordinary files. */
+ * file into GPU memory first (both through one chunk-sized host buffer), so the
+ * library's GPU paths can be checked end to end with ordinary files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -208,6 +210,44 @@ static int gpu_move(struct cli *c, const struct hipobj_mem *dev, void *host,
   d.len = n;
   return to_gpu ? hipobj_gpu_copy(&d, &h, c->err)
                 : hipobj_gpu_copy(&h, &d, c->err);
+}
+
+/* Moves size bytes between the file fd (from offset 0) and the start of a
+ * GPU buffer through one host buffer of at most a chunk. Returns 0, or a
+ * status with the cause in c->err, or -1 with errno for the file. */
+static int gpu_file_move(struct cli *c, const struct hipobj_mem *dev, int fd,
+                         uint64_t size, int to_gpu) {
+  size_t cap = (size_t)(size < chunk_size(c) ? size : chunk_size(c));
+  unsigned char *buf = cap ? malloc(cap) : NULL;
+  if (cap && !buf) {
+    errno = ENOMEM;
+    return -1;
+  }
+  int rc = 0;
+  for (uint64_t off = 0; off < size && rc == 0;) {
+    size_t n = (size_t)(size - off < cap ? size - off : cap);
+    struct hipobj_mem d = *dev;
+    d.ptr = (char *)dev->ptr + off;
+    d.len = n;
+    if (to_gpu) {
+      ssize_t k = pread(fd, buf, n, (off_t)off);
+      if (k >= 0 && (size_t)k != n)
+        errno = EIO; /* the file shrank under us */
+      if (k < 0 || (size_t)k != n)
+        rc = -1;
+      else
+        rc = gpu_move(c, &d, buf, n, 1);
+    } else {
+      rc = gpu_move(c, &d, buf, n, 0);
+      if (rc == 0 && write_all(fd, buf, n) != 0)
+        rc = -1;
+    }
+    off += n;
+  }
+  int e = errno;
+  free(buf);
+  errno = e;
+  return rc;
 }
 
 /* ---- stream upload (stdin, pipes) --------------------------------------- */
@@ -398,7 +438,7 @@ failed:
   return rc;
 }
 
-/* ---- file upload (mmap) ------------------------------------------------- */
+/* ---- file upload (file memory) ------------------------------------------ */
 
 static int upload_file(struct cli *c, const struct location *src,
                        const struct location *dst) {
@@ -425,34 +465,33 @@ static int upload_file(struct cli *c, const struct location *src,
     rc = report_errno(src->arg, ENOMEM);
     goto out;
   }
-  if (!S_ISREG(st.st_mode)) { /* a pipe or device cannot be mapped */
+  if (!S_ISREG(st.st_mode)) { /* a pipe or device: no pread */
     rc = upload_stream(c, fd, src->arg, dst->bucket, key, url);
     goto out;
   }
 
   uint64_t size = (uint64_t)st.st_size;
-  void *map = NULL;
-  if (size > 0) {
-    /* A file truncated by someone else during the upload would SIGBUS us;
-     * that is the price of not copying, as for any mmap reader. */
-    map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-      rc = report_errno(src->arg, errno);
-      goto out;
-    }
+  if (size > SIZE_MAX) {
+    rc = report_errno(src->arg, EFBIG);
+    goto out;
   }
   struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
   po.content_type =
       c->content_type ? c->content_type : guess_content_type(src->arg);
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  struct hipobj_mem mem = hipobj_mem_host(map, (size_t)size);
+  /* The library reads the file itself, in staging-pool chunks. */
+  struct hipobj_mem mem = hipobj_mem_file(fd, 0, (size_t)size);
   struct hipobj_mem dev;
-  if (gpu_buffer(c, (size_t)size, &dev) != HIPOBJ_OK ||
-      (c->use_gpu && gpu_move(c, &dev, map, (size_t)size, 1) != HIPOBJ_OK)) {
+  int gst = gpu_buffer(c, (size_t)size, &dev);
+  if (gst == HIPOBJ_OK && c->use_gpu &&
+      (gst = gpu_file_move(c, &dev, fd, size, 1)) < 0) {
+    rc = report_errno(src->arg, errno);
+    hipobj_gpu_free(&dev);
+    goto out;
+  }
+  if (gst != HIPOBJ_OK) {
     rc = report_lib(c, src->arg, c->err);
     hipobj_gpu_free(&dev);
-    if (map)
-      munmap(map, (size_t)size);
     goto out;
   }
   if (c->use_gpu)
@@ -463,10 +502,6 @@ static int upload_file(struct cli *c, const struct location *src,
   int status = put_with_progress(c, &p, dst->bucket, key, &mem, &po, &res);
   hipobj_gpu_free(&dev);
   stats_add(&s, &res);
-  if (map && munmap(map, (size_t)size) != 0 && status == HIPOBJ_OK) {
-    rc = cp_fail_errno(&p, src->arg, errno);
-    goto out;
-  }
   if (status != HIPOBJ_OK) {
     rc = cp_fail_lib(c, &p, url);
     goto out;
@@ -566,31 +601,28 @@ out:
   return rc;
 }
 
-/* ---- file download (mmap a temp file, rename) --------------------------- */
+/* ---- file download (file memory into a temp file, rename) --------------- */
 
-/* Fills the temp file with the object through a shared mapping. Returns 0
- * or an exit status after reporting (which also ends the display). */
+/* Fills the temp file with the object (file memory: the library pwrites
+ * it). Returns 0 or an exit status after reporting (which also ends the
+ * display). */
 static int fetch_into(struct cli *c, const struct location *src, int fd,
                       const struct hipobj_object_info *info, const char *tmp,
                       struct progress *p, struct cp_stats *s) {
   size_t size = (size_t)info->size;
-  void *map = NULL;
   if (size > 0) {
-    if (ftruncate(fd, (off_t)size) != 0)
-      return cp_fail_errno(p, tmp, errno);
-    /* Reserve the blocks now: a full disk then fails here with ENOSPC
-     * instead of killing us with SIGBUS when a mapped page is written. */
-    int e = posix_fallocate(fd, 0, (off_t)size);
-    if (e != 0 && e != EOPNOTSUPP && e != EINVAL)
-      return cp_fail_errno(p, tmp, e);
-    map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED)
+    /* Reserve the blocks now, so a full disk fails at once rather than
+     * after most of the object has come. fallocate(2), not
+     * posix_fallocate: where the file system cannot, glibc would write
+     * zeros over the whole file. */
+    if (fallocate(fd, 0, 0, (off_t)size) != 0 && errno != EOPNOTSUPP &&
+        errno != ENOSYS && errno != EINVAL)
       return cp_fail_errno(p, tmp, errno);
   }
   struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
   go.if_match = info->etag;
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  struct hipobj_mem mem = hipobj_mem_host(map, size);
+  struct hipobj_mem mem = hipobj_mem_file(fd, 0, size);
   struct hipobj_mem dev;
   int st = gpu_buffer(c, size, &dev);
   if (c->use_gpu)
@@ -598,25 +630,21 @@ static int fetch_into(struct cli *c, const struct location *src, int fd,
   if (st == HIPOBJ_OK)
     st = get_with_progress(c, p, src->bucket, src->key, &mem, &go, &res);
   stats_add(s, &res);
-  if (st == HIPOBJ_OK && c->use_gpu && res.bytes == info->size)
-    st = gpu_move(c, &dev, map, size, 0);
-  hipobj_gpu_free(&dev);
   int rc = 0;
-  if (st != HIPOBJ_OK) {
+  if (st == HIPOBJ_OK && c->use_gpu && res.bytes == info->size &&
+      (st = gpu_file_move(c, &dev, fd, size, 0)) < 0)
+    rc = cp_fail_errno(p, tmp, errno);
+  hipobj_gpu_free(&dev);
+  if (rc != 0) {
+    /* the file write after --gpu failed: reported */
+  } else if (st != HIPOBJ_OK) {
     rc = cp_fail_lib(c, p, src->arg);
   } else if (res.bytes != info->size) {
     progress_end(p, 0, 0, 0);
     rc =
         report_msg(src->arg, "short read: got %" PRIu64 " of %" PRIu64 " bytes",
                    res.bytes, info->size);
-  } else if (map && msync(map, size, MS_ASYNC) != 0) {
-    /* Start writeback, do not wait for the disk: like curl and the AWS
-     * tools, the rename publishes the file once the data is in the page
-     * cache (a synchronous flush doubled the download time). */
-    rc = cp_fail_errno(p, tmp, errno);
   }
-  if (map && munmap(map, size) != 0 && rc == 0)
-    rc = cp_fail_errno(p, tmp, errno);
   if (rc == 0)
     s->bytes = info->size;
   return rc;

@@ -150,19 +150,55 @@ enum hipobj_mem_kind {
   HIPOBJ_MEM_HOST = 0, /**< Ordinary host memory. */
   HIPOBJ_MEM_HIP = 1,  /**< AMD GPU memory (HIP runtime). */
   HIPOBJ_MEM_CUDA = 2, /**< NVIDIA GPU memory (CUDA runtime). */
+  HIPOBJ_MEM_FILE = 3, /**< A byte range of an open file (hipobj_mem_file()). */
 };
 
 /** Describes a buffer. The memory is borrowed for the duration of a call. */
 struct hipobj_mem {
   enum hipobj_mem_kind kind; /**< Where the memory lives. */
-  int device;                /**< GPU ordinal for HIP/CUDA, ignored for host. */
-  void *ptr;                 /**< First byte. May be NULL only when len is 0. */
-  size_t len;                /**< Size in bytes. */
+  int device; /**< GPU ordinal for HIP/CUDA; the file descriptor for
+                   HIPOBJ_MEM_FILE; ignored for host. */
+  void *ptr;  /**< First byte. May be NULL only when len is 0. For
+                   HIPOBJ_MEM_FILE the file offset of the first byte, as an
+                   address in the file (NULL is offset 0): build it with
+                   hipobj_mem_file(). */
+  size_t len; /**< Size in bytes. */
 };
 
 /** A host-memory descriptor over [ptr, ptr+len). */
 static inline struct hipobj_mem hipobj_mem_host(void *ptr, size_t len) {
   struct hipobj_mem m = {HIPOBJ_MEM_HOST, 0, ptr, len};
+  return m;
+}
+
+/** A descriptor of the bytes [offset, offset+len) of the open file fd.
+ *
+ *  Transfers move file data with pread()/pwrite() through the client's
+ *  bounded staging pool (hipobj_client_config.staging_pool_bytes), the way
+ *  they stage GPU memory, so the process's memory does not grow with the
+ *  object: nothing is mapped and the file's position is never used or
+ *  changed. fd is borrowed: the library neither closes nor duplicates it.
+ *
+ *  - As a GET destination, fd must be open for writing (O_WRONLY or
+ *    O_RDWR); the object's bytes are written at offset.., extending the
+ *    file as needed (len is the capacity, as for memory). A failed write
+ *    ends the call with HIPOBJ_E_IO naming the cause ("file write failed:
+ *    pwrite: No space left on device"), never retried; bytes already
+ *    written stay in the file.
+ *  - As a PUT or UploadPart source, fd must be open for reading and
+ *    [offset, offset+len) must lie inside the file
+ *    (HIPOBJ_E_INVALID_ARGUMENT otherwise). The file must not shrink during
+ *    the call (a short read is HIPOBJ_E_IO).
+ *
+ *  Pipes, sockets and directories are refused (HIPOBJ_E_INVALID_ARGUMENT),
+ *  and so is a GET target opened with O_APPEND (pwrite would ignore the
+ *  offset). hipobj_gpu_alloc() and hipobj_gpu_copy() do not take file
+ *  memory. Results report HIPOBJ_PATH_HTTP_STAGED. */
+static inline struct hipobj_mem hipobj_mem_file(int fd, uint64_t offset,
+                                                size_t len) {
+  /* The file is the "device" and its offsets are its addresses, so a
+   * window of a descriptor is ptr + n as for GPU memory. 64-bit hosts. */
+  struct hipobj_mem m = {HIPOBJ_MEM_FILE, fd, (void *)(uintptr_t)offset, len};
   return m;
 }
 

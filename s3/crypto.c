@@ -9,12 +9,12 @@
  * rejected (signature mismatch / BadDigest) instead of silently succeeding. */
 #include "crypto.h"
 
-#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 void s3_hex(const uint8_t *in, size_t len, char *out) {
   static const char digits[] = "0123456789abcdef";
@@ -23,6 +23,21 @@ void s3_hex(const uint8_t *in, size_t len, char *out) {
     out[2 * i + 1] = digits[in[i] & 0x0f];
   }
   out[2 * len] = '\0';
+}
+
+/* SHA-256 fetched once: with OpenSSL 3, passing EVP_sha256() makes every
+ * init look the implementation up again, a visible part of the CPU of a
+ * small signed request. The fetched object lives as long as the process. */
+static const EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void) {
+  sha256_md = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+}
+
+static const EVP_MD *sha256(void) {
+  pthread_once(&sha256_once, sha256_fetch);
+  return sha256_md ? sha256_md : EVP_sha256();
 }
 
 static void digest(const EVP_MD *md, const void *data, size_t len, uint8_t *out,
@@ -36,7 +51,7 @@ static void digest(const EVP_MD *md, const void *data, size_t len, uint8_t *out,
 }
 
 void s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]) {
-  digest(EVP_sha256(), data, len, out, S3_SHA256_LEN);
+  digest(sha256(), data, len, out, S3_SHA256_LEN);
 }
 
 void s3_sha256_hex(const void *data, size_t len,
@@ -46,19 +61,45 @@ void s3_sha256_hex(const void *data, size_t len,
   s3_hex(d, sizeof d, out);
 }
 
+/* HMAC-SHA256 (RFC 2104) over two digests: OpenSSL 3's HMAC() builds and
+ * looks up an EVP_MAC for every call, which costs more than the hashing of
+ * a SigV4 string to sign. */
 void s3_hmac_sha256(const void *key, size_t keylen, const void *data,
                     size_t len, uint8_t out[S3_SHA256_LEN]) {
-  unsigned int n = 0;
+  enum { BLOCK = 64 };
+  uint8_t k0[BLOCK], pad[BLOCK], inner[S3_SHA256_LEN];
+  unsigned int n = 0, m = 0;
   if (!data)
     data = "";
   if (!key)
     key = "";
-  /* HMAC() takes the key length as int; SigV4 keys are short, so a key
-   * that does not fit is a caller bug, answered like any other failure. */
-  if (keylen > INT_MAX ||
-      HMAC(EVP_sha256(), key, (int)keylen, data, len, out, &n) == NULL ||
-      n != S3_SHA256_LEN)
+  memset(k0, 0, sizeof k0);
+  if (keylen > BLOCK)
+    s3_sha256(key, keylen, k0);
+  else
+    memcpy(k0, key, keylen);
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  const EVP_MD *md = sha256();
+  int ok = ctx != NULL;
+  for (int i = 0; i < BLOCK; i++)
+    pad[i] = k0[i] ^ 0x36;
+  ok = ok && EVP_DigestInit_ex(ctx, md, NULL) == 1 &&
+       EVP_DigestUpdate(ctx, pad, BLOCK) == 1 &&
+       EVP_DigestUpdate(ctx, data, len) == 1 &&
+       EVP_DigestFinal_ex(ctx, inner, &n) == 1 && n == S3_SHA256_LEN;
+  for (int i = 0; i < BLOCK; i++)
+    pad[i] = k0[i] ^ 0x5c;
+  ok = ok && EVP_DigestInit_ex(ctx, md, NULL) == 1 &&
+       EVP_DigestUpdate(ctx, pad, BLOCK) == 1 &&
+       EVP_DigestUpdate(ctx, inner, sizeof inner) == 1 &&
+       EVP_DigestFinal_ex(ctx, out, &m) == 1 && m == S3_SHA256_LEN;
+  EVP_MD_CTX_free(ctx);
+  if (!ok)
     memset(out, 0, S3_SHA256_LEN);
+  /* The key (a secret or a key derived from it) is not left behind. */
+  OPENSSL_cleanse(k0, sizeof k0);
+  OPENSSL_cleanse(pad, sizeof pad);
+  OPENSSL_cleanse(inner, sizeof inner);
 }
 
 void s3_md5(const void *data, size_t len, uint8_t out[16]) {
@@ -103,7 +144,7 @@ struct s3_sha256_ctx *s3_sha256_begin(void) {
   if (!c)
     return NULL;
   c->md = EVP_MD_CTX_new();
-  if (!c->md || EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
+  if (!c->md || EVP_DigestInit_ex(c->md, sha256(), NULL) != 1) {
     EVP_MD_CTX_free(c->md);
     free(c);
     return NULL;

@@ -176,6 +176,7 @@ int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
         .service = "s3",
         .access_key = creds->access_key,
         .secret_key = creds->secret_key,
+        .key_cache = creds->key_cache,
     };
     if (s3_sigv4_authorization(&in, &auth) != 0 || auth.oom)
       goto oom;

@@ -28,8 +28,9 @@ void s3_endpoint_free(struct s3_endpoint *ep);
 struct s3_creds {
   const char *access_key;
   const char *secret_key;
-  const char *session_token; /* NULL when none */
-  int anonymous;             /* no Authorization header at all */
+  const char *session_token;            /* NULL when none */
+  int anonymous;                        /* no Authorization header at all */
+  struct s3_sigv4_key_cache *key_cache; /* optional (sigv4.h) */
 };
 
 #define S3_MAX_PARAMS 8

@@ -195,35 +195,30 @@ int s3_sigv4_string_to_sign(const char *amz_date, const char *region,
   return 0;
 }
 
-void s3_sigv4_signature(const char *secret_key, const char *amz_date,
-                        const char *region, const char *service,
-                        const char *string_to_sign,
-                        char out[S3_SHA256_HEX_LEN + 1]) {
-  out[0] = '\0';
+int s3_sigv4_signing_key(const char *secret_key, const char *amz_date,
+                         const char *region, const char *service,
+                         uint8_t out[S3_SHA256_LEN]) {
   if (!secret_key || !valid_amz_date(amz_date) || !valid_scope_part(region) ||
-      !valid_scope_part(service) || !string_to_sign)
-    return;
-  /* kSecret = "AWS4" + secret. Everything derived from the secret is wiped
-   * before returning so no copy lingers in freed memory or on the stack. */
+      !valid_scope_part(service))
+    return -1;
+  /* kSecret = "AWS4" + secret. Everything derived from the secret but the
+   * result is wiped before returning so no copy lingers in freed memory or
+   * on the stack. */
   size_t sklen = strlen(secret_key);
   char stackkey[256];
   char *ksecret = sklen + 4 <= sizeof stackkey ? stackkey : malloc(sklen + 4);
   if (!ksecret)
-    return; /* out stays "": the caller reports the failure */
+    return -1;
   memcpy(ksecret, "AWS4", 4);
   memcpy(ksecret + 4, secret_key, sklen);
 
   /* Separate buffers per step: input and output never alias. */
   uint8_t kdate[S3_SHA256_LEN], kregion[S3_SHA256_LEN];
-  uint8_t kservice[S3_SHA256_LEN], ksigning[S3_SHA256_LEN];
-  uint8_t sig[S3_SHA256_LEN];
+  uint8_t kservice[S3_SHA256_LEN];
   s3_hmac_sha256(ksecret, sklen + 4, amz_date, 8, kdate);
   s3_hmac_sha256(kdate, sizeof kdate, region, strlen(region), kregion);
   s3_hmac_sha256(kregion, sizeof kregion, service, strlen(service), kservice);
-  s3_hmac_sha256(kservice, sizeof kservice, "aws4_request", 12, ksigning);
-  s3_hmac_sha256(ksigning, sizeof ksigning, string_to_sign,
-                 strlen(string_to_sign), sig);
-  s3_hex(sig, sizeof sig, out);
+  s3_hmac_sha256(kservice, sizeof kservice, "aws4_request", 12, out);
 
   OPENSSL_cleanse(ksecret, sklen + 4);
   if (ksecret != stackkey)
@@ -231,7 +226,93 @@ void s3_sigv4_signature(const char *secret_key, const char *amz_date,
   OPENSSL_cleanse(kdate, sizeof kdate);
   OPENSSL_cleanse(kregion, sizeof kregion);
   OPENSSL_cleanse(kservice, sizeof kservice);
+  return 0;
+}
+
+static void sign_with_key(const uint8_t key[S3_SHA256_LEN],
+                          const char *string_to_sign,
+                          char out[S3_SHA256_HEX_LEN + 1]) {
+  uint8_t sig[S3_SHA256_LEN];
+  s3_hmac_sha256(key, S3_SHA256_LEN, string_to_sign, strlen(string_to_sign),
+                 sig);
+  s3_hex(sig, sizeof sig, out);
+}
+
+void s3_sigv4_signature(const char *secret_key, const char *amz_date,
+                        const char *region, const char *service,
+                        const char *string_to_sign,
+                        char out[S3_SHA256_HEX_LEN + 1]) {
+  out[0] = '\0';
+  uint8_t ksigning[S3_SHA256_LEN];
+  if (!string_to_sign ||
+      s3_sigv4_signing_key(secret_key, amz_date, region, service, ksigning))
+    return; /* out stays "": the caller reports the failure */
+  sign_with_key(ksigning, string_to_sign, out);
   OPENSSL_cleanse(ksigning, sizeof ksigning);
+}
+
+void s3_sigv4_key_cache_init(struct s3_sigv4_key_cache *kc) {
+  memset(kc, 0, sizeof *kc);
+  pthread_mutex_init(&kc->lock, NULL);
+}
+
+void s3_sigv4_key_cache_destroy(struct s3_sigv4_key_cache *kc) {
+  if (kc->secret) {
+    OPENSSL_cleanse(kc->secret, strlen(kc->secret));
+    free(kc->secret);
+  }
+  OPENSSL_cleanse(kc->key, sizeof kc->key);
+  pthread_mutex_destroy(&kc->lock);
+  memset(kc, 0, sizeof *kc);
+}
+
+/* The signature through the cache: the key is derived again only when the
+ * date, region, service or secret changed. Falls back to deriving it when
+ * the inputs do not fit the cache. */
+static void cached_signature(struct s3_sigv4_key_cache *kc,
+                             const struct s3_sigv4_input *in,
+                             const char *string_to_sign,
+                             char out[S3_SHA256_HEX_LEN + 1]) {
+  out[0] = '\0';
+  if (strlen(in->region) >= sizeof kc->region ||
+      strlen(in->service) >= sizeof kc->service) {
+    s3_sigv4_signature(in->secret_key, in->amz_date, in->region, in->service,
+                       string_to_sign, out);
+    return;
+  }
+  uint8_t key[S3_SHA256_LEN];
+  pthread_mutex_lock(&kc->lock);
+  int hit = kc->valid && !strncmp(kc->date, in->amz_date, 8) &&
+            !strcmp(kc->region, in->region) &&
+            !strcmp(kc->service, in->service) && kc->secret &&
+            !strcmp(kc->secret, in->secret_key);
+  if (!hit) {
+    kc->valid = 0;
+    if (!kc->secret || strcmp(kc->secret, in->secret_key)) {
+      if (kc->secret) {
+        OPENSSL_cleanse(kc->secret, strlen(kc->secret));
+        free(kc->secret);
+      }
+      kc->secret = strdup(in->secret_key);
+    }
+    if (kc->secret &&
+        s3_sigv4_signing_key(in->secret_key, in->amz_date, in->region,
+                             in->service, kc->key) == 0) {
+      memcpy(kc->date, in->amz_date, 8);
+      kc->date[8] = '\0';
+      strcpy(kc->region, in->region);
+      strcpy(kc->service, in->service);
+      kc->valid = 1;
+    }
+  }
+  int ok = kc->valid;
+  if (ok)
+    memcpy(key, kc->key, sizeof key);
+  pthread_mutex_unlock(&kc->lock);
+  if (!ok)
+    return; /* out stays "": the caller reports the failure */
+  sign_with_key(key, string_to_sign, out);
+  OPENSSL_cleanse(key, sizeof key);
 }
 
 int s3_sigv4_authorization(const struct s3_sigv4_input *in, struct hbuf *out) {
@@ -244,8 +325,12 @@ int s3_sigv4_authorization(const struct s3_sigv4_input *in, struct hbuf *out) {
       s3_sigv4_string_to_sign(in->amz_date, in->region, in->service,
                               hbuf_str(&creq), &sts) != 0)
     goto done;
-  s3_sigv4_signature(in->secret_key, in->amz_date, in->region, in->service,
-                     hbuf_str(&sts), sig);
+  if (in->key_cache && valid_amz_date(in->amz_date) &&
+      valid_scope_part(in->region) && valid_scope_part(in->service))
+    cached_signature(in->key_cache, in, hbuf_str(&sts), sig);
+  else
+    s3_sigv4_signature(in->secret_key, in->amz_date, in->region, in->service,
+                       hbuf_str(&sts), sig);
   if (strlen(sig) != S3_SHA256_HEX_LEN)
     goto done;
   /* ", " between the parts, as AWS's own SDKs and curl write it; S3

@@ -5,7 +5,9 @@
 #ifndef HIPOBJ_S3_SIGV4_H
 #define HIPOBJ_S3_SIGV4_H
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "../src/buf.h"
@@ -15,6 +17,21 @@ struct s3_header {
   const char *name;  /* any case; canonicalised to lowercase */
   const char *value; /* leading/trailing spaces trimmed, inner runs folded */
 };
+
+/* The signing key depends only on (secret, date, region, service), so a
+ * client derives it once a day instead of four HMACs per request. Thread-
+ * safe; the cached key and secret are wiped by destroy. */
+struct s3_sigv4_key_cache {
+  pthread_mutex_t lock;
+  int valid;
+  char date[9];    /* "20130524" */
+  char region[64]; /* longer names are not cached */
+  char service[16];
+  char *secret; /* copy of the secret the key was derived from */
+  uint8_t key[S3_SHA256_LEN];
+};
+void s3_sigv4_key_cache_init(struct s3_sigv4_key_cache *kc);
+void s3_sigv4_key_cache_destroy(struct s3_sigv4_key_cache *kc);
 
 struct s3_sigv4_input {
   const char *method;        /* "GET" */
@@ -30,6 +47,7 @@ struct s3_sigv4_input {
   const char *service;      /* "s3" */
   const char *access_key;
   const char *secret_key;
+  struct s3_sigv4_key_cache *key_cache; /* optional: reuse the signing key */
 };
 
 /* "20130524T000000Z" for t (UTC). out must hold 17 bytes. */
@@ -44,6 +62,11 @@ int s3_sigv4_canonical_request(const struct s3_sigv4_input *in,
 int s3_sigv4_string_to_sign(const char *amz_date, const char *region,
                             const char *service, const char *canonical_request,
                             struct hbuf *out);
+/* Stage 3a. kSigning = HMAC chain over "AWS4"+secret, date (first 8
+ * characters of amz_date), region, service, "aws4_request". 0 or -1. */
+int s3_sigv4_signing_key(const char *secret_key, const char *amz_date,
+                         const char *region, const char *service,
+                         uint8_t out[S3_SHA256_LEN]);
 /* Stage 3. Signing key derivation + HMAC; out gets 64 hex chars + NUL. */
 void s3_sigv4_signature(const char *secret_key, const char *amz_date,
                         const char *region, const char *service,

@@ -25,6 +25,8 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   if (!c)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   pthread_mutex_init(&c->async_lock, NULL);
+  s3_sigv4_key_cache_init(&c->sign_cache);
+  pthread_mutex_init(&c->hash_lock, NULL);
   int rc = hcfg_resolve(cfg, NULL, &c->cfg, err);
   if (rc != HIPOBJ_OK) {
     free(c);
@@ -79,6 +81,7 @@ fail:
   hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);
+  s3_sigv4_key_cache_destroy(&c->sign_cache);
   free(c);
   return rc;
 }
@@ -87,12 +90,15 @@ void hipobj_client_destroy(struct hipobj_client *c) {
   if (!c)
     return;
   hxfer_pool_destroy(c);
+  hreq_hash_pool_destroy(c);
   hrdma_client_destroy(c);
   s3_http_destroy(c->http);
   hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);
   pthread_mutex_destroy(&c->async_lock);
+  pthread_mutex_destroy(&c->hash_lock);
+  s3_sigv4_key_cache_destroy(&c->sign_cache);
   free(c);
 }
 

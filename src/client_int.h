@@ -13,6 +13,7 @@
 
 struct hstage_pool;
 struct hpool;
+struct hhash_pool;
 struct rdma_engine;
 struct hrdma_regs;
 
@@ -46,6 +47,10 @@ struct hipobj_client {
   struct rdma_engine *rdma;       /* created on first use (rdma_glue.c) */
   char rdma_why[256];             /* why RDMA is unavailable, once known */
   struct hrdma_regs *rdma_regs;   /* explicit registrations (rdma_api.c) */
+  struct s3_sigv4_key_cache sign_cache; /* signing key of the day (sigv4.h) */
+  /* Threads hashing signed payloads (runner.c), created on first use. */
+  struct hhash_pool *hash_pool;
+  pthread_mutex_t hash_lock; /* guards creating hash_pool */
 };
 
 enum {
@@ -108,6 +113,7 @@ struct hreq {
   pthread_mutex_t *wait_lock;
   pthread_cond_t *wait_cond;
   int *wait_flag;
+  struct hreq *hash_next; /* queue of the hashing threads */
 };
 
 /* Prepares r for a request; name is the operation name for messages. */
@@ -128,6 +134,9 @@ int hcheck_mem(const char *op, const struct hipobj_mem *m,
                struct hipobj_error *err);
 
 double hnow_seconds(void);
+
+/* Stops the payload hashing threads (no request may be in progress). */
+void hreq_hash_pool_destroy(struct hipobj_client *c);
 
 /* Stops the threads of the asynchronous API (no transfer may be running). */
 void hxfer_pool_destroy(struct hipobj_client *c);

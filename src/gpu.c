@@ -30,6 +30,7 @@ static struct slot slots[HGPU_N_KINDS] = {
     [HIPOBJ_MEM_HOST] = {&hgpu_host_ops, NULL, ST_UNTRIED, 0, ""},
     [HIPOBJ_MEM_HIP] = {&hgpu_hip_ops, NULL, ST_UNTRIED, 0, ""},
     [HIPOBJ_MEM_CUDA] = {&hgpu_cuda_ops, NULL, ST_UNTRIED, 0, ""},
+    [HIPOBJ_MEM_FILE] = {&hgpu_file_ops, NULL, ST_UNTRIED, 0, ""},
 };
 
 void hgpu_why(char why[HGPU_WHY], const char *fmt, ...) {
@@ -51,6 +52,7 @@ static int kind_valid(int kind) {
 static const char *kind_name(int kind) {
   return kind == HIPOBJ_MEM_HIP    ? "HIP"
          : kind == HIPOBJ_MEM_CUDA ? "CUDA"
+         : kind == HIPOBJ_MEM_FILE ? "file"
                                    : "host";
 }
 
@@ -58,7 +60,7 @@ const struct hgpu_ops *hgpu_platform(enum hipobj_mem_kind kind,
                                      const struct hlog *log,
                                      char why[HGPU_WHY]) {
   if (!kind_valid((int)kind)) {
-    hgpu_why(why, "memory kind %d is not HOST, HIP or CUDA", (int)kind);
+    hgpu_why(why, "memory kind %d is not HOST, HIP, CUDA or FILE", (int)kind);
     return NULL;
   }
   pthread_mutex_lock(&reg_lock);
@@ -136,11 +138,28 @@ static int check_range(const char *op, const void *ptr, size_t len,
 int hgpu_check_mem(const char *op, const struct hipobj_mem *m,
                    const struct hlog *log, const struct hgpu_ops **ops_out,
                    struct hipobj_error *err) {
+  return hgpu_check_mem_dir(op, m, HGPU_ANY, log, ops_out, err);
+}
+
+int hgpu_check_mem_dir(const char *op, const struct hipobj_mem *m,
+                       enum hgpu_dir dir, const struct hlog *log,
+                       const struct hgpu_ops **ops_out,
+                       struct hipobj_error *err) {
   char why[HGPU_WHY];
   *ops_out = NULL;
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "memory descriptor is NULL");
+  if (m->kind == HIPOBJ_MEM_FILE) {
+    /* ptr is an offset (NULL = 0); the descriptor is checked even when
+     * empty, so that a bad fd fails the same way whatever the size. */
+    if (hgpu_file_check(m->device, HGPU_FILE_OFFSET(m->ptr), m->len, dir,
+                        why) != 0)
+      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "%s", why);
+    if (!(*ops_out = hgpu_platform(m->kind, log, why)))
+      return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "%s", why);
+    return HIPOBJ_OK;
+  }
   if (!m->ptr && m->len)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "buffer pointer is NULL with length %zu", m->len);
@@ -244,6 +263,10 @@ int hipobj_gpu_alloc(enum hipobj_mem_kind kind, int device, size_t len,
   if (!out)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
   memset(out, 0, sizeof *out);
+  if (kind == HIPOBJ_MEM_FILE)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "file memory is not allocated: open a file and describe "
+                    "it with hipobj_mem_file()");
   int rc = platform_or_fail(op, kind, &ops, err);
   if (rc)
     return rc;
@@ -274,7 +297,7 @@ int hipobj_gpu_alloc(enum hipobj_mem_kind kind, int device, size_t len,
 }
 
 void hipobj_gpu_free(struct hipobj_mem *mem) {
-  if (!mem || !mem->ptr)
+  if (!mem || !mem->ptr || mem->kind == HIPOBJ_MEM_FILE)
     return;
   char why[HGPU_WHY];
   if (mem->kind == HIPOBJ_MEM_HOST) {
@@ -293,6 +316,11 @@ int hipobj_gpu_copy(const struct hipobj_mem *dst, const struct hipobj_mem *src,
   const char *op = "GpuCopy";
   const struct hgpu_ops *dops, *sops;
   int rc;
+  if ((dst && dst->kind == HIPOBJ_MEM_FILE) ||
+      (src && src->kind == HIPOBJ_MEM_FILE))
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "file memory is read and written with pread/pwrite, not "
+                    "hipobj_gpu_copy()");
   if ((rc = hgpu_check_mem(op, dst, NULL, &dops, err)) ||
       (rc = hgpu_check_mem(op, src, NULL, &sops, err)))
     return rc;
@@ -328,7 +356,7 @@ int hipobj_gpu_platform_info(enum hipobj_mem_kind kind,
                     "HIPOBJ_GPU_PLATFORM_INFO_INIT)");
   if (!kind_valid((int)kind))
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "memory kind %d is not HOST, HIP or CUDA", (int)kind);
+                    "memory kind %d is not HOST, HIP, CUDA or FILE", (int)kind);
   size_t sz = out->struct_size;
   memset(out, 0, sizeof *out);
   out->struct_size = sz;

@@ -176,7 +176,8 @@ int hops_put(struct hipobj_client *c, const char *bucket, const char *key,
    * multipart upload is created on the server. */
   const struct hgpu_ops *ops;
   if (src->kind != HIPOBJ_MEM_HOST &&
-      (rc = hgpu_check_mem(op, src, &c->log, &ops, err)) != HIPOBJ_OK)
+      (rc = hgpu_check_mem_dir(op, src, HGPU_READ, &c->log, &ops, err)) !=
+          HIPOBJ_OK)
     return rc;
   if (src->len > threshold) {
     unsigned conc =

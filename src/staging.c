@@ -85,15 +85,26 @@ void hstage_pool_stats(struct hstage_pool *p, enum hipobj_mem_kind kind,
 /* Takes up to `want` chunks, at least one: waits while none is free and the
  * bound is reached. Returns the number taken, 0 with why when even one
  * chunk cannot be allocated. */
+static unsigned free_chunks(const struct hstage_pool *p,
+                            const struct plat_pool *pp) {
+  unsigned n = p->max_chunks - pp->allocated;
+  for (const struct chunk *c = pp->free; c; c = c->next)
+    n++;
+  return n;
+}
+
+/* With all set, waits until `want` chunks can be had at once (an RDMA
+ * PUT sends them in one go; the caller checks want <= max_chunks). */
 static unsigned pool_take(struct hstage_pool *p, const struct hgpu_ops *ops,
                           enum hipobj_mem_kind kind, int dev, unsigned want,
-                          struct chunk **out, char why[HGPU_WHY]) {
+                          int all, struct chunk **out, char why[HGPU_WHY]) {
   struct plat_pool *pp = &p->plat[kind];
   unsigned got = 0;
+  unsigned need = all ? want : 1;
   pthread_mutex_lock(&p->lock);
-  if (!pp->free && pp->allocated >= p->max_chunks)
+  if (free_chunks(p, pp) < need)
     pp->waits++;
-  while (!pp->free && pp->allocated >= p->max_chunks)
+  while (free_chunks(p, pp) < need)
     pthread_cond_wait(&p->cond, &p->lock);
   while (got < want) {
     struct chunk *c = pp->free;
@@ -159,7 +170,7 @@ struct hstage {
   enum hipobj_mem_kind kind;
   int dev;
   void *stream;
-  char *gpu;    /* first byte of the range in GPU memory */
+  char *gpu;    /* first byte of the range in GPU memory (file: its offset) */
   uint64_t len; /* bytes in the range (GET: the buffer's capacity) */
   size_t cb;    /* chunk bytes */
   unsigned k;   /* slots (chunks held) */
@@ -167,6 +178,8 @@ struct hstage {
   /* PUT */
   uint64_t pos;      /* bytes handed to the engine */
   uint64_t next_seq; /* next chunk to copy from the GPU */
+  int resident;      /* the whole range fits in the chunks held */
+  enum hgpu_dir dir; /* HGPU_READ: the data leaves the memory (PUT) */
   struct hreq *req;
   /* the first failure since the last rewind */
   int failed;
@@ -180,7 +193,10 @@ const char *hstage_reason(const struct hstage *s) {
 static int stage_fail(struct hstage *s, const char *why) {
   if (!s->failed) {
     s->failed = 1;
-    snprintf(s->reason, sizeof s->reason, "GPU copy failed: %s", why);
+    const char *what = s->kind != HIPOBJ_MEM_FILE ? "GPU copy"
+                       : s->dir == HGPU_READ      ? "file read"
+                                                  : "file write";
+    snprintf(s->reason, sizeof s->reason, "%s failed: %s", what, why);
   }
   return -1;
 }
@@ -205,12 +221,25 @@ static int wait_all(struct hstage *s) {
   return rc;
 }
 
+static int begin_n(struct hipobj_client *c, const char *op,
+                   const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
+                   uint64_t len, int all, struct hstage **out,
+                   struct hipobj_error *err);
+
 static int begin(struct hipobj_client *c, const char *op,
-                 const struct hipobj_mem *m, uint64_t off, uint64_t len,
-                 struct hstage **out, struct hipobj_error *err) {
+                 const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
+                 uint64_t len, struct hstage **out, struct hipobj_error *err) {
+  return begin_n(c, op, m, dir, off, len, 0, out, err);
+}
+
+/* all: every chunk the range needs (up to HSTAGE_MAX_SLOTS), or none. */
+static int begin_n(struct hipobj_client *c, const char *op,
+                   const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
+                   uint64_t len, int all, struct hstage **out,
+                   struct hipobj_error *err) {
   const struct hgpu_ops *ops;
   *out = NULL;
-  int rc = hgpu_check_mem(op, m, &c->log, &ops, err);
+  int rc = hgpu_check_mem_dir(op, m, dir, &c->log, &ops, err);
   if (rc)
     return rc;
   struct hstage *s = calloc(1, sizeof *s);
@@ -219,8 +248,9 @@ static int begin(struct hipobj_client *c, const char *op,
   s->pool = c->stage_pool;
   s->ops = ops;
   s->kind = m->kind;
+  s->dir = dir;
   s->dev = m->device;
-  s->gpu = (char *)m->ptr + off;
+  s->gpu = (char *)((uintptr_t)m->ptr + (uintptr_t)off);
   s->len = len;
   s->cb = s->pool->chunk_bytes;
   uint64_t chunks = (len + s->cb - 1) / s->cb;
@@ -231,7 +261,11 @@ static int begin(struct hipobj_client *c, const char *op,
     return HIPOBJ_OK; /* an empty range moves no data */
   char why[HGPU_WHY] = "";
   struct chunk *got[HSTAGE_MAX_SLOTS];
-  s->k = pool_take(s->pool, ops, s->kind, s->dev, want, got, why);
+  if (all && want > s->pool->max_chunks)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "%u staging chunks are needed at once, the pool has %u",
+                    want, s->pool->max_chunks);
+  s->k = pool_take(s->pool, ops, s->kind, s->dev, want, all, got, why);
   if (s->k == 0)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op,
                     "cannot allocate pinned staging memory: %s", why);
@@ -274,7 +308,7 @@ void hstage_end(struct hstage *s) {
 int hstage_get_begin(struct hipobj_client *c, const char *op,
                      const struct hipobj_mem *dst, struct hstage **out,
                      struct hipobj_error *err) {
-  int rc = begin(c, op, dst, 0, dst ? dst->len : 0, out, err);
+  int rc = begin(c, op, dst, HGPU_WRITE, 0, dst ? dst->len : 0, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;
@@ -364,10 +398,12 @@ int hstage_put_begin(struct hipobj_client *c, const char *op,
     return herr_set(err, HIPOBJ_E_INTERNAL, op,
                     "range %" PRIu64 "+%" PRIu64 " outside the buffer", off,
                     len);
-  int rc = begin(c, op, src, off, len, out, err);
+  int rc = begin(c, op, src, HGPU_READ, off, len, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;
+  } else {
+    (*out)->resident = (len + (*out)->cb - 1) / (*out)->cb <= (*out)->k;
   }
   return rc;
 }
@@ -397,6 +433,12 @@ static int put_fill(struct hstage *s) {
 
 static int put_rewind(struct hstage *s) {
   wait_all(s);
+  /* A range that fits in the transfer's chunks is copied out of the GPU
+   * once: the hash pass and every attempt read the same chunks. */
+  if (s->resident && !s->failed && s->next_seq * s->cb >= s->len) {
+    s->pos = 0;
+    return 0;
+  }
   for (unsigned i = 0; i < s->k; i++)
     s->slot[i].active = 0;
   s->pos = 0;
@@ -499,4 +541,69 @@ void hstage_put_attach(struct hstage *s, struct hreq *r) {
   r->send_body = 1;
   r->before_attempt = put_before_attempt;
   r->hash_source = put_hash;
+}
+
+/* ---- RDMA-staged: the RDMA path fills and drains the chunks itself ------- */
+
+int hstage_rdma_begin(struct hipobj_client *c, const char *op,
+                      const struct hipobj_mem *m, int is_put, uint64_t len,
+                      struct hstage **out, struct hipobj_error *err) {
+  int rc = begin_n(c, op, m, is_put ? HGPU_READ : HGPU_WRITE, 0, len, is_put,
+                   out, err);
+  if (rc) {
+    hstage_end(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+unsigned hstage_nslots(const struct hstage *s) {
+  return s->k;
+}
+
+size_t hstage_chunk_size(const struct hstage *s) {
+  return s->cb;
+}
+
+void *hstage_slot_buf(struct hstage *s, unsigned i) {
+  return s->slot[i].c->buf;
+}
+
+int hstage_slot_wait(struct hstage *s, unsigned i) {
+  if (s->failed)
+    return -1;
+  return slot_wait(s, &s->slot[i]);
+}
+
+/* Both directions wait for the slot's previous copy first: a chunk is
+ * never refilled while a copy still reads or writes it. */
+static int slot_copy(struct hstage *s, unsigned i, uint64_t off, size_t n,
+                     int to_gpu) {
+  struct slot *sl = &s->slot[i];
+  char why[HGPU_WHY];
+  if (s->failed || slot_wait(s, sl) != 0)
+    return -1;
+  if (n > s->cb || off > s->len || n > s->len - off)
+    return stage_fail(s, "chunk copy outside the staged range (bug)");
+  int rc = to_gpu ? s->ops->h2d_async(s->dev, s->gpu + off, sl->c->buf, n,
+                                      s->stream, why)
+                  : s->ops->d2h_async(s->dev, sl->c->buf, s->gpu + off, n,
+                                      s->stream, why);
+  if (rc != 0 || s->ops->event_record(s->dev, sl->event, s->stream, why) != 0)
+    return stage_fail(s, why);
+  sl->pending = 1;
+  return 0;
+}
+
+int hstage_slot_to_gpu(struct hstage *s, unsigned i, uint64_t off, size_t n) {
+  return slot_copy(s, i, off, n, 1);
+}
+
+int hstage_slot_from_gpu(struct hstage *s, unsigned i, uint64_t off, size_t n) {
+  return slot_copy(s, i, off, n, 0);
+}
+
+int hstage_wait_all(struct hstage *s) {
+  int rc = wait_all(s);
+  return s->failed ? -1 : rc;
 }

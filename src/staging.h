@@ -66,6 +66,29 @@ int hstage_put_begin(struct hipobj_client *c, const char *op,
 /* Makes the range r's request body: source, rewind per attempt, hash. */
 void hstage_put_attach(struct hstage *s, struct hreq *r);
 
+/* RDMA-staged transfers (src/rdma_gpu.c): the same chunks, stream and
+ * events, but the RDMA path fills (GET) or sends (PUT) chunk i itself and
+ * queues its GPU side here. Offsets are relative to the range given to
+ * hstage_rdma_begin(). The slot functions return 0, or -1 with
+ * hstage_reason(). */
+/* [0, len) of m. A PUT takes every chunk it needs at once (waiting for
+ * them; HIPOBJ_E_UNSUPPORTED when the pool is smaller), as the NIC gathers
+ * them in one send; a GET takes up to HSTAGE_MAX_SLOTS. */
+int hstage_rdma_begin(struct hipobj_client *c, const char *op,
+                      const struct hipobj_mem *m, int is_put, uint64_t len,
+                      struct hstage **out, struct hipobj_error *err);
+unsigned hstage_nslots(const struct hstage *s);
+size_t hstage_chunk_size(const struct hstage *s);
+void *hstage_slot_buf(struct hstage *s, unsigned i);
+/* Waits for the copy queued on slot i. */
+int hstage_slot_wait(struct hstage *s, unsigned i);
+/* After the slot's previous copy: queues chunk i -> [off, off+n) of the
+ * range (to_gpu), or [off, off+n) -> chunk i (from_gpu). */
+int hstage_slot_to_gpu(struct hstage *s, unsigned i, uint64_t off, size_t n);
+int hstage_slot_from_gpu(struct hstage *s, unsigned i, uint64_t off, size_t n);
+/* Waits for every queued copy. */
+int hstage_wait_all(struct hstage *s);
+
 /* Why the last call failed ("GPU copy failed: ..."). */
 const char *hstage_reason(const struct hstage *s);
 /* Waits for copies still running, gives the chunks back and frees s (any

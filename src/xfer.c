@@ -196,7 +196,9 @@ static int xfer_init(struct hipobj_xfer *x, enum xfer_kind kind,
    * anything (a multipart upload) is created on the server. */
   const struct hgpu_ops *ops;
   if (mem->kind != HIPOBJ_MEM_HOST &&
-      (rc = hgpu_check_mem(op, mem, &c->log, &ops, err)) != HIPOBJ_OK)
+      (rc = hgpu_check_mem_dir(op, mem,
+                               kind == XFER_GET ? HGPU_WRITE : HGPU_READ,
+                               &c->log, &ops, err)) != HIPOBJ_OK)
     return rc;
   x->kind = kind;
   x->ctl.client = c;

@@ -127,7 +127,11 @@ int body_finish(struct req *r) {
     r->md5 = NULL;
     if (check_content_md5(r, r->md5_digest) != 0)
       return -1;
-    if (fsync(r->tmp_fd) != 0)
+    /* An object is made durable before it is committed. A part is not
+     * fsynced: CompleteMultipartUpload syncs the object it assembles, and
+     * a part lost in a crash before that no longer matches its recorded
+     * size or ETag (multipart.c load_part), so Complete refuses it. */
+    if (r->part_number == 0 && fsync(r->tmp_fd) != 0)
       return req_fail(r, 500, "InternalError", "cannot sync the upload: %s",
                       strerror(errno));
     close(r->tmp_fd);

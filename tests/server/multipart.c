@@ -6,9 +6,16 @@
  * metadata; each part is p<NNNNN> (data) + p<NNNNN>.m (metadata, with the
  * inode check of storage.h). A part becomes visible by rename, like an
  * object. Complete concatenates the listed parts into a new object (with
- * copy_file_range), commits it, leaves a small "done" record so that a
- * retried Complete gets the same answer, and removes the upload. Every
- * operation on one upload holds that upload's lock. */
+ * copy_file_range; a single part is linked, not copied), commits it, leaves
+ * a small "done" record so that a retried Complete gets the same answer,
+ * and removes the upload. Every operation on one upload holds that
+ * upload's lock.
+ *
+ * fsync policy: parts are not synced on arrival (body.c); Complete syncs
+ * the object once before its commit (writeback of each appended part
+ * started while the next is copied), so a committed object is as durable
+ * as a PutObject and its bytes reach the disk once. A part lost in a crash
+ * no longer matches its size or ETag (load_part): InvalidPart. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -263,10 +270,13 @@ static int same_etag(const char *a, const char *b) {
   return an == bn && !strncasecmp(a, b, an);
 }
 
+/* Appends the part at path to out, then starts (does not wait for) the
+ * writeback of what was appended, so the fsync at the end waits less. */
 static int append_file(int out, const char *path, uint64_t size) {
   int in = open(path, O_RDONLY | O_CLOEXEC);
   if (in < 0)
     return -errno;
+  off_t start = lseek(out, 0, SEEK_CUR);
   uint64_t done = 0;
   int rc = 0;
   while (done < size) {
@@ -291,6 +301,29 @@ static int append_file(int out, const char *path, uint64_t size) {
     done += (uint64_t)n;
   }
   close(in);
+  if (rc == 0 && start >= 0 && size > 0)
+    (void)sync_file_range(out, start, (off_t)size, SYNC_FILE_RANGE_WRITE);
+  return rc;
+}
+
+/* A single part becomes the object's data without a copy: a new link to
+ * it in the bucket's temp directory (the part itself stays until the
+ * upload is removed), synced since parts are not synced on arrival. */
+static int link_part(struct req *r, const char *part, char **tmp) {
+  int fd = st_tmp_create(r->srv, r->bucket, tmp);
+  if (fd < 0)
+    return fd;
+  close(fd);
+  int rc = 0;
+  if (unlink(*tmp) != 0 || link(part, *tmp) != 0)
+    rc = -errno;
+  if (rc == 0) {
+    fd = open(*tmp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0)
+      rc = -errno;
+    if (fd >= 0)
+      close(fd);
+  }
   return rc;
 }
 
@@ -395,8 +428,22 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   m.ctype = info.ctype ? strdup(info.ctype) : NULL;
   hbuf_puts(&m.hdrs, hbuf_str(&info.hdrs));
 
+  int rc;
+  if (n == 1) {
+    char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
+                       want[0].number);
+    rc = dp ? link_part(r, dp, &tmp) : -ENOMEM;
+    free(dp);
+    if (rc == 0)
+      rc = st_obj_commit(r->srv, r->bucket, r->key, tmp, &m);
+    if (rc != 0) {
+      res = srv_errno(r, rc, "cannot assemble the object");
+      goto done;
+    }
+    goto committed;
+  }
   fd = st_tmp_create(r->srv, r->bucket, &tmp);
-  int rc = fd < 0 ? fd : 0;
+  rc = fd < 0 ? fd : 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
                        want[i].number);
@@ -411,6 +458,7 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
     res = srv_errno(r, rc, "cannot assemble the object");
     goto done;
   }
+committed:;
   /* The done record first, then the upload goes: a crash in between
    * leaves an upload whose Complete can simply be repeated. */
   struct obj_meta rec;

@@ -83,6 +83,18 @@ Test(crypto, hmac_sha256_rfc4231) {
       hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 
+Test(crypto, hmac_sha256_key_longer_than_a_block) {
+  /* RFC 4231 test case 6: a 131-byte key is hashed first. */
+  uint8_t key[131], mac[S3_SHA256_LEN];
+  char hex[S3_SHA256_HEX_LEN + 1];
+  memset(key, 0xaa, sizeof key);
+  const char *data = "Test Using Larger Than Block-Size Key - Hash Key First";
+  s3_hmac_sha256(key, sizeof key, data, strlen(data), mac);
+  s3_hex(mac, sizeof mac, hex);
+  cr_expect_str_eq(
+      hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
 Test(crypto, md5_and_base64) {
   uint8_t d[16];
   char hex[33], b64[25];
@@ -148,6 +160,18 @@ static void check_stages(const struct s3_sigv4_input *in,
               in->access_key, in->amz_date, in->region, in->service,
               w->signed_headers, w->signature);
   cr_expect_str_eq(hbuf_str(&auth), hbuf_str(&want_auth));
+  /* Through a signing key cache: derived (miss), then reused (hit). */
+  struct s3_sigv4_key_cache kc;
+  s3_sigv4_key_cache_init(&kc);
+  struct s3_sigv4_input cached = *in;
+  cached.key_cache = &kc;
+  for (int i = 0; i < 2; i++) {
+    struct hbuf a = HBUF_INIT;
+    cr_assert_eq(s3_sigv4_authorization(&cached, &a), 0);
+    cr_expect_str_eq(hbuf_str(&a), hbuf_str(&want_auth), "pass %d", i);
+    hbuf_free(&a);
+  }
+  s3_sigv4_key_cache_destroy(&kc);
   hbuf_free(&creq);
   hbuf_free(&sh);
   hbuf_free(&sts);
@@ -740,4 +764,44 @@ Test(sigv4_curl, get_unsigned_payload_with_range) {
   char *extra[] = {"x-amz-content-sha256: UNSIGNED-PAYLOAD",
                    "Range: bytes=0-9"};
   curl_case("GET", "/bucket/%7Etilde%20key~", "", NULL, extra, 2);
+}
+
+/* The cached signing key follows the date, region and secret. */
+Test(sigv4_rules, key_cache_follows_date_region_secret) {
+  struct s3_header h[] = {{"host", "h"},
+                          {"x-amz-content-sha256", S3_EMPTY_SHA256},
+                          {"x-amz-date", "20240101T000000Z"}};
+  struct s3_sigv4_input in = {.method = "GET",
+                              .canonical_uri = "/b/k",
+                              .canonical_query = "",
+                              .headers = h,
+                              .n_headers = 3,
+                              .payload_hash = S3_EMPTY_SHA256,
+                              .region = "us-east-1",
+                              .service = "s3",
+                              .access_key = "AK"};
+  static const struct {
+    const char *date, *region, *secret;
+  } steps[] = {{"20240101T000000Z", "us-east-1", "s1"},
+               {"20240101T235959Z", "us-east-1", "s1"},
+               {"20240102T000000Z", "us-east-1", "s1"},
+               {"20240102T000000Z", "eu-west-3", "s1"},
+               {"20240102T000000Z", "eu-west-3", "another secret"},
+               {"20240101T000000Z", "us-east-1", "s1"}};
+  struct s3_sigv4_key_cache kc;
+  s3_sigv4_key_cache_init(&kc);
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    in.amz_date = steps[i].date;
+    in.region = steps[i].region;
+    in.secret_key = steps[i].secret;
+    struct hbuf plain = HBUF_INIT, cached = HBUF_INIT;
+    in.key_cache = NULL;
+    cr_assert_eq(s3_sigv4_authorization(&in, &plain), 0);
+    in.key_cache = &kc;
+    cr_assert_eq(s3_sigv4_authorization(&in, &cached), 0);
+    cr_expect_str_eq(hbuf_str(&cached), hbuf_str(&plain), "step %zu", i);
+    hbuf_free(&plain);
+    hbuf_free(&cached);
+  }
+  s3_sigv4_key_cache_destroy(&kc);
 }
