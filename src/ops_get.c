@@ -287,7 +287,7 @@ static int get_single(struct get_job *job, const struct hipobj_mem *dst,
 static int get_rdma(struct hipobj_client *c, const char *bucket,
                     const char *key, const struct hipobj_mem *dst,
                     const struct hipobj_get_opts *opts, int has_range,
-                    uint64_t start, uint64_t want,
+                    uint64_t start, uint64_t want, struct hxctl *ctl,
                     struct hipobj_xfer_result *res, struct hipobj_error *err) {
   int policy = opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT;
   int ready = hrdma_ready(c, policy, dst, "GetObject", err);
@@ -319,8 +319,13 @@ static int get_rdma(struct hipobj_client *c, const char *bucket,
                           .size = size,
                           .mem = dst,
                           .policy = policy};
+  /* Large reads as parts on several threads, as over HTTP. */
+  uint64_t ps = opts && opts->part_size ? opts->part_size : c->cfg.part_size;
+  unsigned conc =
+      opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
   struct hrdma_outcome out;
-  int rc = hrdma_transfer(c, &job, &out, err);
+  hxctl_set_total(ctl, size);
+  int rc = hrdma_get_parts(c, &job, ps, conc, ctl, &out, err);
   if (rc != HIPOBJ_OK)
     return rc;
   if (!out.done)
@@ -329,7 +334,7 @@ static int get_rdma(struct hipobj_client *c, const char *bucket,
     res->bytes = out.bytes;
     res->rdma_bytes = out.bytes;
     res->object_size = object_size;
-    res->path = HIPOBJ_PATH_RDMA_DIRECT;
+    res->path = out.staged ? HIPOBJ_PATH_RDMA_STAGED : HIPOBJ_PATH_RDMA_DIRECT;
     hstrlcpy(res->etag, out.etag, sizeof res->etag);
   }
   hipobj_error_clear(err);
@@ -353,8 +358,8 @@ int hops_get(struct hipobj_client *c, const char *bucket, const char *key,
   if (has_range && want && start > UINT64_MAX - want)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject",
                     "range offset + length overflows");
-  int rrc =
-      get_rdma(c, bucket, key, dst, opts, has_range, start, want, res, err);
+  int rrc = get_rdma(c, bucket, key, dst, opts, has_range, start, want, ctl,
+                     res, err);
   if (rrc != -1)
     return rrc; /* done by RDMA, or RDMA required and failed */
   uint64_t ps = opts && opts->part_size ? opts->part_size : c->cfg.part_size;

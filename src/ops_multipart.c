@@ -488,6 +488,8 @@ struct mp_state {
   struct hxctl *ctl;
   int rdma, rdma_policy; /* try parts by RDMA first */
   uint64_t rdma_bytes;
+  int rdma_staged; /* a part went through pinned host memory */
+  unsigned next;   /* RDMA workers: the next part to send */
   unsigned in_flight;
   unsigned retries;
   int failed;
@@ -513,12 +515,13 @@ static void part_done(struct hreq *r, void *ctx) {
   hreq_cleanup(r);
   s->busy = 0;
   st->in_flight--;
-  pthread_cond_signal(&st->cond);
+  /* The driver and RDMA workers waiting for their own slot share it. */
+  pthread_cond_broadcast(&st->cond);
   pthread_mutex_unlock(&st->lock);
 }
 
-/* One part by RDMA, in the driving thread (sessions run one after
- * another). Returns 0 when done, 1 when it failed for good (recorded in
+/* One part by RDMA, in the calling thread (a worker of upload_parts_rdma
+ * or the driver). Returns 0 when done, 1 when it failed for good (recorded in
  * st), -1 when HTTP must send it. */
 static int rdma_part(struct mp_state *st, const struct hipobj_mem *src,
                      unsigned number, uint64_t off, uint64_t len) {
@@ -558,16 +561,45 @@ static int rdma_part(struct mp_state *st, const struct hipobj_mem *src,
     return -1;
   pthread_mutex_lock(&st->lock);
   st->rdma_bytes += out.bytes;
+  st->rdma_staged |= out.staged;
   pthread_mutex_unlock(&st->lock);
   hxctl_add(st->ctl, out.bytes);
   return 0;
 }
 
-/* Keeps up to `conc` parts in flight; stops submitting at the first failure
- * and waits for the parts still running. */
-static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
-                        uint64_t part_size, unsigned n_parts, unsigned conc,
-                        struct part_slot *slots) {
+/* Sends part `number` over HTTP in slot s (busy, counted in in_flight);
+ * part_done() ends it, on the engine's thread. */
+static void http_part_submit(struct mp_state *st, const struct hipobj_mem *src,
+                             struct part_slot *s, unsigned number, uint64_t off,
+                             uint64_t len) {
+  s->st = st;
+  s->number = number;
+  s->len = len;
+  part_request(&s->r, st->mpu, number, s->number_text,
+               (const char *)src->ptr + off, len);
+  s->r.done = part_done;
+  s->r.done_ctx = s;
+  s->r.ctl = st->ctl;
+  if (src->kind != HIPOBJ_MEM_HOST) {
+    /* May wait here, in the caller's thread, for parts in flight to give
+     * their chunks back. */
+    int rc = hstage_put_begin(st->mpu->client, s->r.op_name, src, off, len,
+                              &s->stage, &s->r.err);
+    if (rc != HIPOBJ_OK) {
+      s->r.status = rc;
+      part_done(&s->r, s);
+      return;
+    }
+    hstage_put_attach(s->stage, &s->r);
+  }
+  hreq_submit(&s->r);
+}
+
+/* HTTP only: keeps up to `conc` parts in flight from this thread; stops
+ * submitting at the first failure and waits for the parts still running. */
+static void upload_parts_http(struct mp_state *st, const struct hipobj_mem *src,
+                              uint64_t part_size, unsigned n_parts,
+                              unsigned conc, struct part_slot *slots) {
   unsigned next = 1;
   for (;;) {
     pthread_mutex_lock(&st->lock);
@@ -587,40 +619,83 @@ static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
     pthread_mutex_unlock(&st->lock);
     uint64_t off, len;
     hplan_part(src->len, part_size, next, &off, &len);
-    if (st->rdma) {
-      int r = rdma_part(st, src, next, off, len);
-      if (r >= 0) { /* done by RDMA, or failed for good */
-        pthread_mutex_lock(&st->lock);
-        s->busy = 0;
-        st->in_flight--;
-        pthread_mutex_unlock(&st->lock);
-        next++;
-        continue;
-      }
-    }
-    s->st = st;
-    s->number = next;
-    s->len = len;
-    part_request(&s->r, st->mpu, next, s->number_text,
-                 (const char *)src->ptr + off, len);
-    s->r.done = part_done;
-    s->r.done_ctx = s;
-    s->r.ctl = st->ctl;
-    next++;
-    if (src->kind != HIPOBJ_MEM_HOST) {
-      /* May wait here, in the caller's thread, for parts in flight to give
-       * their chunks back. */
-      int rc = hstage_put_begin(st->mpu->client, s->r.op_name, src, off, len,
-                                &s->stage, &s->r.err);
-      if (rc != HIPOBJ_OK) {
-        s->r.status = rc;
-        part_done(&s->r, s);
-        continue;
-      }
-      hstage_put_attach(s->stage, &s->r);
-    }
-    hreq_submit(&s->r);
+    http_part_submit(st, src, s, next++, off, len);
   }
+}
+
+/* RDMA parts: every worker (the driver is one of them) takes the next
+ * part, sends it by RDMA (sessions block their thread), and over HTTP in
+ * its own slot when RDMA cannot, waiting for that part before the next. */
+#define MAX_RDMA_WORKERS 16 /* threads sending RDMA parts of one upload */
+
+struct rdma_worker {
+  pthread_t th;
+  struct mp_state *st;
+  const struct hipobj_mem *src;
+  uint64_t part_size;
+  unsigned n_parts;
+  struct part_slot *slot;
+};
+
+static void *rdma_worker_main(void *arg) {
+  struct rdma_worker *w = arg;
+  struct mp_state *st = w->st;
+  for (;;) {
+    pthread_mutex_lock(&st->lock);
+    if (st->failed || st->next > w->n_parts || hxctl_cancelled(st->ctl)) {
+      pthread_mutex_unlock(&st->lock);
+      break;
+    }
+    unsigned number = st->next++;
+    pthread_mutex_unlock(&st->lock);
+    uint64_t off, len;
+    hplan_part(w->src->len, w->part_size, number, &off, &len);
+    if (rdma_part(st, w->src, number, off, len) >= 0)
+      continue; /* done by RDMA, or failed for good */
+    pthread_mutex_lock(&st->lock);
+    w->slot->busy = 1;
+    st->in_flight++;
+    pthread_mutex_unlock(&st->lock);
+    http_part_submit(st, w->src, w->slot, number, off, len);
+    pthread_mutex_lock(&st->lock);
+    while (w->slot->busy)
+      pthread_cond_wait(&st->cond, &st->lock);
+    pthread_mutex_unlock(&st->lock);
+  }
+  return NULL;
+}
+
+static void upload_parts_rdma(struct mp_state *st, const struct hipobj_mem *src,
+                              uint64_t part_size, unsigned n_parts,
+                              unsigned conc, struct part_slot *slots) {
+  struct rdma_worker w[MAX_RDMA_WORKERS];
+  unsigned started = 0;
+  if (conc > MAX_RDMA_WORKERS)
+    conc = MAX_RDMA_WORKERS;
+  st->next = 1;
+  for (unsigned i = 0; i < conc; i++) {
+    w[i] = (struct rdma_worker){.st = st,
+                                .src = src,
+                                .part_size = part_size,
+                                .n_parts = n_parts,
+                                .slot = &slots[i]};
+    /* Fewer workers when a thread cannot be made: slower, still correct. */
+    if (i > 0 && pthread_create(&w[i].th, NULL, rdma_worker_main, &w[i]) != 0)
+      break;
+    started = i + 1;
+  }
+  rdma_worker_main(&w[0]);
+  for (unsigned i = 1; i < started; i++)
+    pthread_join(w[i].th, NULL);
+}
+
+static int upload_parts(struct mp_state *st, const struct hipobj_mem *src,
+                        uint64_t part_size, unsigned n_parts, unsigned conc,
+                        struct part_slot *slots) {
+  if (st->rdma)
+    upload_parts_rdma(st, src, part_size, n_parts, conc, slots);
+  else
+    upload_parts_http(st, src, part_size, n_parts, conc, slots);
   if (!st->failed && hxctl_cancelled(st->ctl)) {
     herr_set(&st->first_error, HIPOBJ_E_CANCELLED, "PutObject", "cancelled");
     st->failed = 1;
@@ -676,9 +751,11 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
     res->parts = n_parts;
     res->retries = st.retries + cres.retries;
     res->rdma_bytes = rc == HIPOBJ_OK ? st.rdma_bytes : 0;
-    res->path = src->kind != HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP_STAGED
-                : st.rdma_bytes == src->len  ? HIPOBJ_PATH_RDMA_DIRECT
-                                             : HIPOBJ_PATH_HTTP;
+    res->path = st.rdma_bytes == src->len
+                    ? (st.rdma_staged ? HIPOBJ_PATH_RDMA_STAGED
+                                      : HIPOBJ_PATH_RDMA_DIRECT)
+                : src->kind != HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP_STAGED
+                                               : HIPOBJ_PATH_HTTP;
     hstrlcpy(res->etag, cres.etag, sizeof res->etag);
   }
   if (rc != HIPOBJ_OK) {

@@ -111,7 +111,8 @@ int hops_put_single(struct hipobj_client *c, const char *bucket,
   if (out.done) {
     if (res) {
       res->bytes = res->rdma_bytes = out.bytes;
-      res->path = HIPOBJ_PATH_RDMA_DIRECT;
+      res->path =
+          out.staged ? HIPOBJ_PATH_RDMA_STAGED : HIPOBJ_PATH_RDMA_DIRECT;
       hstrlcpy(res->etag, out.etag, sizeof res->etag);
     }
     hxctl_add(ctl, out.bytes);

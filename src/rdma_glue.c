@@ -13,6 +13,7 @@
 #include "../s3/xml.h"
 #include "client_int.h"
 #include "rdma_glue.h"
+#include "rdma_gpu.h"
 #include "strutil.h"
 
 /* ---- control requests over the HTTP engine ------------------------------ */
@@ -184,12 +185,7 @@ int hrdma_policy(const struct hipobj_client *c, int request_policy) {
 static struct rdma_engine *engine(struct hipobj_client *c, const char **why) {
   pthread_mutex_lock(&c->async_lock);
   if (!c->rdma && !c->rdma_why[0]) {
-    if (strncasecmp(c->cfg.endpoint_url, "http://", 7) != 0) {
-      hstrlcpy(c->rdma_why,
-               "RDMA control requests are not sent over https (the "
-               "hipobj-rc-v2 peers refuse them)",
-               sizeof c->rdma_why);
-    } else {
+    {
       struct rdma_engine_opts o = RDMA_ENGINE_OPTS_INIT;
       o.device = c->cfg.rdma_device;
       o.gid_index = c->cfg.rdma_gid_index;
@@ -240,9 +236,14 @@ int hrdma_ready(struct hipobj_client *c, int request_policy,
   if (policy == HIPOBJ_RDMA_OFF || mem->len == 0)
     return 0; /* nothing for RDMA to move: HTTP */
   const char *why = NULL;
-  if (mem->kind != HIPOBJ_MEM_HOST)
-    why = "GPU memory goes through the staged HTTP path in this build";
-  struct rdma_engine *e = why ? NULL : engine(c, &why);
+  /* The engine itself serves https clients too (registration, tokens);
+   * only hipobj-rc-v2's control requests must not go over TLS. */
+  struct rdma_engine *e =
+      strncasecmp(c->cfg.endpoint_url, "http://", 7) != 0
+          ? (why = "RDMA control requests are not sent over https (the "
+                   "hipobj-rc-v2 peers refuse them)",
+             NULL)
+          : engine(c, &why);
   if (e)
     return 1;
   if (policy == HIPOBJ_RDMA_REQUIRE)
@@ -279,17 +280,24 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
       .mem_kind = RDMA_MEM_HOST,
       .ops = &ops,
   };
-  struct hrdma_reg *reg;
-  rq.mr = hrdma_reg_acquire(c, rq.buf, rq.size, &reg);
   struct rdma_rc_result rr;
   struct hipobj_error e2;
   memset(&e2, 0, sizeof e2);
-  int rc = job->is_put ? rdma_rc_put(e, &rq, &rr, &e2)
-                       : rdma_rc_get(e, &rq, &rr, &e2);
-  hrdma_reg_release(c, reg);
+  int rc;
+  unsigned gflags = 0;
+  if (job->mem->kind != HIPOBJ_MEM_HOST) {
+    rc = hrdma_gpu_transfer(c, e, job, &ops, &rr, &gflags, &e2);
+  } else {
+    struct hrdma_reg *reg;
+    rq.mr = hrdma_reg_acquire(c, rq.buf, rq.size, &reg);
+    rc = job->is_put ? rdma_rc_put(e, &rq, &rr, &e2)
+                     : rdma_rc_get(e, &rq, &rr, &e2);
+    hrdma_reg_release(c, reg);
+  }
   if (rc == HIPOBJ_OK) {
     out->fallback = 0;
     out->done = 1;
+    out->staged = (gflags & HRDMA_GPU_STAGED) != 0;
     out->bytes = rr.bytes;
     quote_etag(out->etag, rr.etag);
     return HIPOBJ_OK;
@@ -297,7 +305,7 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
   HLOG_INFO(&c->log, "%s/%s: RDMA %s failed (%s)%s", job->bucket, job->key, op,
             rr.reason[0] ? rr.reason : e2.message,
             rr.fallback ? "; using HTTP" : "");
-  if (policy == HIPOBJ_RDMA_REQUIRE) {
+  if (policy == HIPOBJ_RDMA_REQUIRE || (gflags & HRDMA_GPU_FINAL)) {
     herr_copy(err, &e2);
     if (rr.fallback && err)
       herr_set(err, HIPOBJ_E_UNSUPPORTED, op,

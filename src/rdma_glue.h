@@ -25,6 +25,7 @@ struct hrdma_outcome {
   int done;     /* the bytes moved by RDMA */
   int fallback; /* not done: HTTP must move them (auto policy) */
   int declined; /* the server declined (as opposed to a failure) */
+  int staged;   /* done through pinned host memory (GPU data) */
   uint64_t bytes;
   char etag[HIPOBJ_ETAG_MAX]; /* quoted */
 };
@@ -40,6 +41,14 @@ int hrdma_ready(struct hipobj_client *c, int request_policy,
  * out->fallback (use HTTP); an error only under the `require` policy. */
 int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
                    struct hrdma_outcome *out, struct hipobj_error *err);
+/* A GET job split into parts of part_size run on up to conc threads
+ * (rdma_parts.c): the same outcome as one hrdma_transfer(), the parts'
+ * ETags checked to be one version (HIPOBJ_E_PRECONDITION otherwise), bytes
+ * reported to ctl as parts complete. */
+struct hxctl;
+int hrdma_get_parts(struct hipobj_client *c, const struct hrdma_job *job,
+                    uint64_t part_size, unsigned conc, struct hxctl *ctl,
+                    struct hrdma_outcome *out, struct hipobj_error *err);
 void hrdma_client_destroy(struct hipobj_client *c);
 
 /* The client's engine, created on first use; NULL with the reason in *why

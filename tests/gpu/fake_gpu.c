@@ -5,11 +5,13 @@
  * queued. */
 #include "fake_gpu.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "src/gpu.h"
@@ -213,18 +215,46 @@ static int f_classify(const void *ptr, struct hgpu_mem_info *info,
   return x ? 1 : 0;
 }
 
+static int dmabuf_on; /* fake_gpu_set_dmabuf() */
+
 static int f_dmabuf_supported(int dev, char why[HGPU_WHY]) {
   (void)dev;
+  if (__atomic_load_n(&dmabuf_on, __ATOMIC_SEQ_CST))
+    return 1;
   hgpu_why(why, "the fake GPU has no dma-buf export");
   return 0;
 }
 
+/* The "dma-buf" is an empty memfd: only a registration hook that knows
+ * the fake's memory is host memory can use it (see fake_gpu.h). */
 static int f_dmabuf_export(int dev, const void *ptr, size_t len, int *fd,
                            uint64_t *offset, char why[HGPU_WHY]) {
-  (void)ptr, (void)len, (void)offset;
   *fd = -1;
-  f_dmabuf_supported(dev, why);
-  return -1;
+  if (!f_dmabuf_supported(dev, why))
+    return -1;
+  pthread_mutex_lock(&F.lock);
+  struct alloc *a = F.allocs;
+  while (a && !(a->dev == dev && !a->pinned && (const char *)ptr >= a->p &&
+                (const char *)ptr + len <= a->p + a->n))
+    a = a->next;
+  if (a)
+    F.stats.dmabuf_exports++;
+  pthread_mutex_unlock(&F.lock);
+  if (!a) {
+    hgpu_why(why, "fake GPU: [%p, +%zu) is not device memory", ptr, len);
+    return -1;
+  }
+  *fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+  if (*fd < 0) {
+    hgpu_why(why, "memfd_create: %s", strerror(errno));
+    return -1;
+  }
+  *offset = 0;
+  return 0;
+}
+
+void fake_gpu_set_dmabuf(int on) {
+  __atomic_store_n(&dmabuf_on, on, __ATOMIC_SEQ_CST);
 }
 
 static int f_host_alloc(int dev, size_t len, void **out, char why[HGPU_WHY]) {

@@ -14,6 +14,11 @@ void hgpu_register_fake_for_tests(void);
 /* Restores the real CUDA platform. */
 void hgpu_unregister_fake_for_tests(void);
 
+/* With on set, device memory "exports" as a dma-buf: an empty memfd, which
+ * only a registration hook that registers the fake's (host) pages itself
+ * can use; off (the default): no dma-buf support. */
+void fake_gpu_set_dmabuf(int on);
+
 /* Each queued copy waits this long before it runs (default 0). */
 void fake_gpu_set_delay_us(unsigned us);
 
@@ -33,6 +38,7 @@ struct fake_gpu_stats {
                                 unknown handles: the staging code's bugs */
   unsigned long pinned_live; /* pinned allocations not freed */
   unsigned long dev_live;    /* device allocations not freed */
+  unsigned long dmabuf_exports; /* successful dma-buf exports */
 };
 void fake_gpu_stats(struct fake_gpu_stats *out);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../server/harness.h"
 
@@ -212,5 +213,61 @@ Test(rdma_s3, broken_data_phase_never_gives_wrong_bytes) {
   cr_assert_neq(rc, HIPOBJ_OK);
   cr_assert_eq(res.bytes, 0);
   free(data);
+  free(back);
+}
+
+static _Atomic uint64_t seen;
+
+static void on_progress(void *user, uint64_t done, uint64_t total) {
+  (void)user, (void)total;
+  seen = done;
+}
+
+static void put_http(const char *key, const void *data, size_t n) {
+  struct hipobj_mem src = hipobj_mem_host((void *)data, n);
+  struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
+  po.rdma = HIPOBJ_RDMA_OFF;
+  OK(hipobj_s3_put(cli, T_BUCKET, key, &src, &po, NULL, err));
+}
+
+Test(rdma_s3, large_get_in_parallel_parts_pinned_to_one_version) {
+  /* PREPARE #6 (the second GET's third part) is held 6 s by the server:
+   * time to overwrite the object once that GET's first two parts are in. */
+  start("op=RdmaPrepare,nth=6,action=delay:6000");
+  size_t n = 12u << 20;
+  char *data = malloc(n), *neu = malloc(n), *back = calloc(1, n);
+  fill_pattern(data, n, 81);
+  fill_pattern(neu, n, 82);
+  put_http("big", data, n);
+  struct hipobj_mem dst = hipobj_mem_host(back, n);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = 4u << 20;
+  o.concurrency = 2;
+  /* PREPAREs #1..#3: three parts, two at a time, all by RDMA. */
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err));
+  cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT);
+  cr_assert_eq(res.rdma_bytes, n);
+  cr_assert_eq(memcmp(back, data, n), 0);
+  /* PREPAREs #4..#6: the object changes before the third part is read. */
+  struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
+  xo.progress = on_progress;
+  struct hipobj_xfer *x = NULL;
+  seen = 0;
+  OK(hipobj_s3_get_start(cli, T_BUCKET, "big", &dst, &o, &xo, &x, err));
+  double t0 = mono_now();
+  while (seen < (8u << 20) && mono_now() - t0 < 120)
+    usleep(20000);
+  cr_assert_geq(seen, 8u << 20, "the first two parts never completed");
+  put_http("big", neu, n);
+  int rc = hipobj_xfer_wait(x, &res, err);
+  cr_assert_eq(rc, HIPOBJ_E_PRECONDITION, "rc %d: %s", rc,
+               hipobj_error_message(err));
+  cr_assert(strstr(hipobj_error_message(err), "changed"), "%s",
+            hipobj_error_message(err));
+  cr_assert_eq(res.bytes, 0);
+  hipobj_xfer_free(x);
+  free(data);
+  free(neu);
   free(back);
 }

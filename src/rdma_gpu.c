@@ -1,0 +1,276 @@
+/* rdma_gpu.c - RDMA for memory the NIC cannot simply be given a host
+ * pointer to (GPU memory; any kind with a staging platform).
+ *
+ * Direct: the GPU range is exported as a dma-buf and registered with the
+ * NIC (ibv_reg_dmabuf_mr), so the server's WRITE lands in VRAM, or the PUT
+ * is read from it, with no host copy (GPUDirect RDMA). Tried first; a NIC
+ * or kernel that refuses it is remembered for the process (the refusal is a
+ * property of the provider and driver, not of the buffer).
+ *
+ * Staged: the client's pool of pinned chunks (staging.c) is registered once
+ * per chunk (the engine's registration cache keeps library-owned buffers)
+ * and the data moves chunk by chunk: a GET is a series of sessions of at
+ * most one chunk, each copied to the GPU asynchronously while the next
+ * session runs; a PUT (one WRITE WITH IMM by protocol, §4.4) is copied out
+ * of the GPU into up to HSTAGE_MAX_SLOTS chunks and gathered by the NIC
+ * from them in one send. A PUT needing more chunks goes over HTTP. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../rdma/mr.h"
+#include "../rdma/rc_client.h"
+#include "gpu.h"
+#include "rdma_gpu.h"
+#include "staging.h"
+#include "strutil.h"
+
+static atomic_int dmabuf_refused; /* 1 once a dma-buf registration failed */
+static _Atomic(rdma_reg_dmabuf_fn) reg_for_tests; /* NULL: ibv_reg_dmabuf_mr */
+
+void hrdma_gpu_set_dmabuf_reg_for_tests(rdma_reg_dmabuf_fn reg) {
+  atomic_store(&reg_for_tests, reg);
+  atomic_store(&dmabuf_refused, 0);
+}
+
+struct export_ctx {
+  const struct hipobj_mem *m;
+  struct hipobj_error *err;
+};
+
+static int export_range(void *user, const void *ptr, size_t len, int *fd,
+                        uint64_t *offset) {
+  struct export_ctx *x = user;
+  struct hipobj_mem m = *x->m;
+  m.ptr = (void *)ptr;
+  m.len = len;
+  return hgpu_export_dmabuf(&m, fd, offset, x->err) == HIPOBJ_OK ? 0 : -1;
+}
+
+/* Registers the job's GPU range through dma-buf; NULL when that is not
+ * possible here (the reason is logged once). */
+static struct rdma_mr *direct_mr(struct hipobj_client *c, struct rdma_engine *e,
+                                 const struct hrdma_job *job,
+                                 const struct hgpu_ops *ops, unsigned access) {
+  char why[HGPU_WHY];
+  if (atomic_load(&dmabuf_refused))
+    return NULL;
+  if (!ops->dmabuf_supported(job->mem->device, why)) {
+    HLOG_DBG(&c->log, "RDMA into %s memory staged: %s", ops->name, why);
+    return NULL;
+  }
+  struct hipobj_error xerr;
+  memset(&xerr, 0, sizeof xerr);
+  struct export_ctx x = {job->mem, &xerr};
+  struct rdma_dmabuf_ops dops = {export_range, NULL,
+                                 atomic_load(&reg_for_tests), &x};
+  struct rdma_mr *mr = NULL;
+  struct hipobj_error rerr;
+  memset(&rerr, 0, sizeof rerr);
+  if (rdma_mr_reg_dmabuf(rdma_engine_pd(e), &dops, job->mem->ptr,
+                         (size_t)job->size, access, 0, &mr, &rerr) == HIPOBJ_OK)
+    return mr;
+  if (!atomic_exchange(&dmabuf_refused, 1))
+    HLOG_INFO(&c->log,
+              "GPU memory cannot be registered with the NIC (%s); RDMA "
+              "goes through pinned host memory from now on",
+              xerr.message[0] ? xerr.message : rerr.message);
+  return NULL;
+}
+
+static void request_of(const struct hrdma_job *job,
+                       const struct rdma_control_ops *ops,
+                       struct rdma_rc_request *rq) {
+  memset(rq, 0, sizeof *rq);
+  rq->bucket = job->bucket;
+  rq->key = job->key;
+  rq->query = job->query;
+  rq->nq = job->query_n;
+  rq->offset = job->offset;
+  rq->size = job->size;
+  rq->ops = ops;
+  rq->mem_kind = RDMA_MEM_HOST;
+}
+
+/* A failure of the staging side (a GPU copy): never replaced by HTTP,
+ * which would copy through the same GPU. */
+static int stage_error(struct hstage *s, const char *op,
+                       struct rdma_rc_result *rr, unsigned *flags,
+                       struct hipobj_error *err) {
+  *flags |= HRDMA_GPU_FINAL;
+  hstrlcpy(rr->reason, hstage_reason(s), sizeof rr->reason);
+  rr->fallback = 0;
+  return herr_set(err, HIPOBJ_E_IO, op, "%s", hstage_reason(s));
+}
+
+static int staged_get(struct hipobj_client *c, struct rdma_engine *e,
+                      const struct hrdma_job *job,
+                      const struct rdma_control_ops *ops,
+                      struct rdma_rc_result *rr, unsigned *flags,
+                      struct hipobj_error *err) {
+  struct hstage *s;
+  int rc = hstage_rdma_begin(c, "GetObject", job->mem, 0, job->size, &s, err);
+  if (rc != HIPOBJ_OK) {
+    hstrlcpy(rr->reason, err ? err->message : "staging", sizeof rr->reason);
+    return rc;
+  }
+  struct rdma_mr_cache *cache = rdma_engine_mr_cache(e);
+  unsigned k = hstage_nslots(s);
+  size_t cb = hstage_chunk_size(s);
+  uint64_t sess = rdma_engine_session_max(e);
+  if (sess > cb)
+    sess = cb;
+  uint64_t done = 0;
+  for (unsigned i = 0; done < job->size && rc == HIPOBJ_OK; i++) {
+    unsigned slot = i % k;
+    /* The chunk's previous copy to the GPU must be over before the next
+     * session writes into it. */
+    if (hstage_slot_wait(s, slot) != 0) {
+      rc = stage_error(s, "GetObject", rr, flags, err);
+      break;
+    }
+    void *buf = hstage_slot_buf(s, slot);
+    const struct rdma_mr *mr;
+    rc = rdma_mr_cache_acquire(cache, RDMA_MEM_HOST, buf, cb, &mr, err);
+    if (rc != HIPOBJ_OK) {
+      rr->fallback = 1;
+      break;
+    }
+    struct rdma_rc_request rq;
+    request_of(job, ops, &rq);
+    rq.offset = job->offset + done;
+    rq.size = job->size - done < sess ? job->size - done : sess;
+    rq.buf = buf;
+    rq.mr = mr;
+    struct rdma_rc_result one;
+    rc = rdma_rc_get(e, &rq, &one, err);
+    rdma_mr_cache_release(cache, mr);
+    rr->sessions += one.sessions;
+    rr->ready_sent |= one.ready_sent;
+    if (rc != HIPOBJ_OK) {
+      hstrlcpy(rr->reason, one.reason, sizeof rr->reason);
+      rr->fallback = one.fallback && done == 0;
+      rr->http_status = one.http_status;
+      rr->rdma_status = one.rdma_status;
+      break;
+    }
+    if (done && strcmp(rr->etag, one.etag) != 0) {
+      rc = herr_set(err, HIPOBJ_E_PRECONDITION, "RDMA GET",
+                    "the object changed between RDMA sessions (ETag %s, then "
+                    "%s)",
+                    rr->etag, one.etag);
+      hstrlcpy(rr->reason, err ? err->message : "ETag changed",
+               sizeof rr->reason);
+      break;
+    }
+    hstrlcpy(rr->etag, one.etag, sizeof rr->etag);
+    hstrlcpy(rr->version_id, one.version_id, sizeof rr->version_id);
+    if (hstage_slot_to_gpu(s, slot, done, (size_t)one.bytes) != 0) {
+      rc = stage_error(s, "GetObject", rr, flags, err);
+      break;
+    }
+    done += one.bytes;
+    if (one.bytes < rq.size)
+      break; /* the server clamped at the object's end (§5.1) */
+  }
+  if (rc == HIPOBJ_OK && hstage_wait_all(s) != 0)
+    rc = stage_error(s, "GetObject", rr, flags, err);
+  hstage_end(s); /* waits for copies still running after a failure */
+  rr->bytes = rc == HIPOBJ_OK ? done : 0;
+  return rc;
+}
+
+static int staged_put(struct hipobj_client *c, struct rdma_engine *e,
+                      const struct hrdma_job *job,
+                      const struct rdma_control_ops *ops,
+                      struct rdma_rc_result *rr, unsigned *flags,
+                      struct hipobj_error *err) {
+  const char *op = job->query_n ? "UploadPart" : "PutObject";
+  struct hstage *s;
+  int rc = hstage_rdma_begin(c, op, job->mem, 1, job->size, &s, err);
+  if (rc != HIPOBJ_OK) {
+    hstrlcpy(rr->reason, err ? err->message : "staging", sizeof rr->reason);
+    return rc;
+  }
+  unsigned k = hstage_nslots(s);
+  size_t cb = hstage_chunk_size(s);
+  uint64_t need = (job->size + cb - 1) / cb;
+  if (need > k || need > RDMA_QP_MAX_SEND_SGE) {
+    hstage_end(s);
+    rr->fallback = 1;
+    snprintf(rr->reason, sizeof rr->reason,
+             "%llu bytes need %llu staging chunks of %zu bytes in one send, "
+             "%u are available",
+             (unsigned long long)job->size, (unsigned long long)need, cb, k);
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "%s", rr->reason);
+  }
+  struct rdma_mr_cache *cache = rdma_engine_mr_cache(e);
+  struct rdma_rc_seg segs[HSTAGE_MAX_SLOTS];
+  unsigned held = 0;
+  for (unsigned i = 0; i < need; i++) {
+    uint64_t off = (uint64_t)i * cb;
+    size_t n = job->size - off < cb ? (size_t)(job->size - off) : cb;
+    if (hstage_slot_from_gpu(s, i, off, n) != 0) {
+      rc = stage_error(s, op, rr, flags, err);
+      break;
+    }
+    segs[i] = (struct rdma_rc_seg){hstage_slot_buf(s, i), (uint32_t)n, NULL};
+  }
+  if (rc == HIPOBJ_OK && hstage_wait_all(s) != 0)
+    rc = stage_error(s, op, rr, flags, err);
+  for (; rc == HIPOBJ_OK && held < need; held++) {
+    rc = rdma_mr_cache_acquire(cache, RDMA_MEM_HOST, segs[held].buf, cb,
+                               &segs[held].mr, err);
+    if (rc != HIPOBJ_OK)
+      rr->fallback = 1;
+  }
+  if (rc == HIPOBJ_OK) {
+    struct rdma_rc_request rq;
+    request_of(job, ops, &rq);
+    rq.segs = segs;
+    rq.nsegs = need;
+    rc = rdma_rc_put(e, &rq, rr, err);
+  }
+  for (unsigned i = 0; i < held; i++)
+    if (segs[i].mr)
+      rdma_mr_cache_release(cache, segs[i].mr);
+  hstage_end(s);
+  return rc;
+}
+
+int hrdma_gpu_transfer(struct hipobj_client *c, struct rdma_engine *e,
+                       const struct hrdma_job *job,
+                       const struct rdma_control_ops *ops,
+                       struct rdma_rc_result *rr, unsigned *flags,
+                       struct hipobj_error *err) {
+  memset(rr, 0, sizeof *rr);
+  rr->rdma_status = -1;
+  *flags = 0;
+  const char *op =
+      job->is_put ? (job->query_n ? "UploadPart" : "PutObject") : "GetObject";
+  const struct hgpu_ops *gops;
+  int rc = hgpu_check_mem_dir(
+      op, job->mem, job->is_put ? HGPU_READ : HGPU_WRITE, &c->log, &gops, err);
+  if (rc != HIPOBJ_OK) {
+    hstrlcpy(rr->reason, err ? err->message : "bad memory", sizeof rr->reason);
+    *flags |= HRDMA_GPU_FINAL; /* HTTP would fail the same way */
+    return rc;
+  }
+  unsigned access = job->is_put ? RDMA_MR_LOCAL_READ
+                                : RDMA_MR_LOCAL_WRITE | RDMA_MR_REMOTE_WRITE;
+  struct rdma_mr *mr = direct_mr(c, e, job, gops, access);
+  if (mr) {
+    struct rdma_rc_request rq;
+    request_of(job, ops, &rq);
+    rq.buf = job->mem->ptr;
+    rq.mr = mr;
+    rq.mem_kind = RDMA_MEM_DMABUF; /* the CPU cannot read it: no CRC check */
+    rc = job->is_put ? rdma_rc_put(e, &rq, rr, err)
+                     : rdma_rc_get(e, &rq, rr, err);
+    rdma_mr_dereg(mr, NULL); /* after the sessions: every QP is gone */
+    return rc;
+  }
+  *flags |= HRDMA_GPU_STAGED;
+  return job->is_put ? staged_put(c, e, job, ops, rr, flags, err)
+                     : staged_get(c, e, job, ops, rr, flags, err);
+}
