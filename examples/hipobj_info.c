@@ -91,6 +91,8 @@ static void info_devices(const struct cli *c, const char *platform,
         json_str(stdout, "pci_bus_id", di.pci_bus_id);
         json_u64(stdout, "dmabuf", di.dmabuf ? 1 : 0);
         json_str(stdout, "dmabuf_reason", di.dmabuf_reason);
+        json_str(stdout, "rdma_nic", di.rdma_nic);
+        json_str(stdout, "rdma_nic_reason", di.rdma_nic_reason);
       }
       json_end(stdout);
     } else if (st != HIPOBJ_OK) {
@@ -101,13 +103,18 @@ static void info_devices(const struct cli *c, const char *platform,
              di.pci_bus_id[0] ? di.pci_bus_id : "unknown",
              di.dmabuf ? "yes" : "no", di.dmabuf ? "" : " - ",
              di.dmabuf ? "" : di.dmabuf_reason);
+      if (di.rdma_nic[0])
+        printf("      RDMA NIC: %s (%s)\n", di.rdma_nic, di.rdma_nic_reason);
+      else
+        printf("      RDMA NIC: none (%s)\n", di.rdma_nic_reason);
     }
   }
 }
 
 static void info_gpu(const struct cli *c) {
   if (!c->json)
-    printf("GPU memory (staged over HTTP through pinned host chunks):\n");
+    printf("GPU memory (RDMA through dma-buf or pinned chunks when a NIC "
+           "and the server allow, else HTTP through pinned chunks):\n");
   for (size_t i = 0; i < N_GPU_PLATFORMS; i++) {
     const char *name = gpu_platforms[i].name;
     struct hipobj_gpu_platform_info pi = HIPOBJ_GPU_PLATFORM_INFO_INIT;
@@ -134,9 +141,8 @@ static void info_gpu(const struct cli *c) {
   }
 }
 
-/* RDMA (issue 4): the RDMA engine reports its devices, GIDs and dma-buf
- * registration support here once it exists; until then this build has none
- * and every transfer goes over HTTP. */
+/* RDMA: devices, ports, GIDs and the choice the library would make for
+ * host memory (the GPU lines above name each GPU's NIC). */
 static void info_rdma(const struct cli *c) {
   char *text = NULL;
   int rc = hipobj_rdma_info(&text, c->err);

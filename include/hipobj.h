@@ -275,18 +275,22 @@ HIPOBJ_API int hipobj_gpu_platform_info(enum hipobj_mem_kind kind,
 /** What hipobj_gpu_device_info() reports about one GPU. Initialise with
  *  HIPOBJ_GPU_DEVICE_INFO_INIT. */
 struct hipobj_gpu_device_info {
-  size_t struct_size;      /**< sizeof(struct hipobj_gpu_device_info). */
-  char name[128];          /**< Device name, "" when the runtime has none. */
-  char pci_bus_id[32];     /**< PCIe address, e.g. "0000:3b:00.0". */
-  int dmabuf;              /**< Non-zero: device memory can be exported as
-                                a dma-buf (for RDMA registration). */
-  char dmabuf_reason[512]; /**< Why not, "" when it can. */
+  size_t struct_size;        /**< sizeof(struct hipobj_gpu_device_info). */
+  char name[128];            /**< Device name, "" when the runtime has none. */
+  char pci_bus_id[32];       /**< PCIe address, e.g. "0000:3b:00.0". */
+  int dmabuf;                /**< Non-zero: device memory can be exported as
+                                  a dma-buf (for RDMA registration). */
+  char dmabuf_reason[512];   /**< Why not, "" when it can. */
+  char rdma_nic[96];         /**< The RDMA NIC (and port) transfers of this
+                                  GPU's memory use: the nearest over PCIe;
+                                  "" when RDMA is unavailable. */
+  char rdma_nic_reason[320]; /**< Why that NIC, or why none. */
 };
 #define HIPOBJ_GPU_DEVICE_INFO_INIT                                            \
   { .struct_size = sizeof(struct hipobj_gpu_device_info) }
 
-/** Name, PCIe bus id and dma-buf export support of GPU `device` of `kind`
- *  (HIPOBJ_MEM_HIP or HIPOBJ_MEM_CUDA). */
+/** Name, PCIe bus id, dma-buf export support and the RDMA NIC paired with
+ *  GPU `device` of `kind` (HIPOBJ_MEM_HIP or HIPOBJ_MEM_CUDA). */
 HIPOBJ_API int hipobj_gpu_device_info(enum hipobj_mem_kind kind, int device,
                                       struct hipobj_gpu_device_info *out,
                                       struct hipobj_error *err);

@@ -15,6 +15,8 @@ struct hstage_pool;
 struct hpool;
 struct hhash_pool;
 struct rdma_engine;
+#define HRDMA_GPU_ENGINES 16 /* GPUs per runtime with an engine of their own   \
+                              */
 struct hrdma_regs;
 
 /* Control shared by every request of one transfer (all the parts of a
@@ -45,8 +47,12 @@ struct hipobj_client {
   struct hpool *async_pool;       /* threads of the asynchronous API (xfer.c) */
   pthread_mutex_t async_lock;     /* guards creating async_pool and rdma */
   struct rdma_engine *rdma;       /* created on first use (rdma_glue.c) */
-  char rdma_why[256];             /* why RDMA is unavailable, once known */
-  struct hrdma_regs *rdma_regs;   /* explicit registrations (rdma_api.c) */
+  /* GPU memory: an engine on the NIC nearest each GPU (HIP, CUDA x device
+   * < HRDMA_GPU_ENGINES), created on first use; NULL: use `rdma`. */
+  struct rdma_engine *rdma_gpu[2][HRDMA_GPU_ENGINES];
+  unsigned char rdma_gpu_tried[2][HRDMA_GPU_ENGINES];
+  char rdma_why[256];           /* why RDMA is unavailable, once known */
+  struct hrdma_regs *rdma_regs; /* explicit registrations (rdma_api.c) */
   struct s3_sigv4_key_cache sign_cache; /* signing key of the day (sigv4.h) */
   /* Threads hashing signed payloads (runner.c), created on first use. */
   struct hhash_pool *hash_pool;

@@ -4,6 +4,7 @@
  * (hipobj_mem_classify, hipobj_gpu_alloc/free/copy, platform and device
  * information). */
 #include "gpu.h"
+#include "rdma_glue.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -411,6 +412,8 @@ int hipobj_gpu_device_info(enum hipobj_mem_kind kind, int device,
   out->dmabuf = ops->dmabuf_supported(device, why);
   if (!out->dmabuf)
     hstrlcpy(out->dmabuf_reason, why, sizeof out->dmabuf_reason);
+  hrdma_nic_for_gpu(out->pci_bus_id, out->rdma_nic, sizeof out->rdma_nic,
+                    out->rdma_nic_reason, sizeof out->rdma_nic_reason);
   hipobj_error_clear(err);
   return HIPOBJ_OK;
 }

@@ -12,6 +12,7 @@
 #include "../rdma/rc_client.h"
 #include "../s3/xml.h"
 #include "client_int.h"
+#include "gpu.h"
 #include "rdma_glue.h"
 #include "rdma_gpu.h"
 #include "strutil.h"
@@ -212,11 +213,77 @@ struct rdma_engine *hrdma_engine(struct hipobj_client *c, const char **why) {
   return engine(c, why);
 }
 
+/* The engine for memory m: for GPU memory, one on the NIC nearest that GPU
+ * over PCIe (created on first use; when that cannot be made, the client's
+ * engine); for host memory and files, the client's (NUMA-local) engine. */
+static struct rdma_engine *engine_for(struct hipobj_client *c,
+                                      const struct hipobj_mem *m,
+                                      const char **why) {
+  struct rdma_engine *host = engine(c, why);
+  int k = m->kind == HIPOBJ_MEM_HIP ? 0 : m->kind == HIPOBJ_MEM_CUDA ? 1 : -1;
+  if (!host || k < 0 || m->device < 0 || m->device >= HRDMA_GPU_ENGINES)
+    return host;
+  pthread_mutex_lock(&c->async_lock);
+  if (!c->rdma_gpu_tried[k][m->device]) {
+    c->rdma_gpu_tried[k][m->device] = 1;
+    char busid[HGPU_BUSID] = "", name[8], gwhy[HGPU_WHY];
+    const struct hgpu_ops *ops = hgpu_platform(m->kind, &c->log, gwhy);
+    if (ops &&
+        ops->device_info(m->device, busid, name, sizeof name, gwhy) == 0 &&
+        busid[0]) {
+      struct rdma_engine_opts o = RDMA_ENGINE_OPTS_INIT;
+      o.device = c->cfg.rdma_device;
+      o.gid_index = c->cfg.rdma_gid_index;
+      o.gpu_busid = busid;
+      struct hipobj_error e;
+      memset(&e, 0, sizeof e);
+      if (rdma_engine_create(&o, &c->rdma_gpu[k][m->device], &e) == HIPOBJ_OK)
+        HLOG_INFO(&c->log, "RDMA for %s GPU %d (%s): %s", ops->name, m->device,
+                  busid, rdma_engine_describe(c->rdma_gpu[k][m->device]));
+      else
+        HLOG_INFO(&c->log, "RDMA for %s GPU %d: %s; using the client's NIC",
+                  ops->name, m->device, e.message);
+    }
+  }
+  struct rdma_engine *e = c->rdma_gpu[k][m->device];
+  pthread_mutex_unlock(&c->async_lock);
+  return e ? e : host;
+}
+
+int hrdma_nic_for_gpu(const char *busid, char *nic, size_t nic_len,
+                      char *reason, size_t reason_len) {
+  struct rdma_env env;
+  struct hipobj_error e;
+  struct rdma_devlist *l = NULL;
+  struct rdma_choice ch;
+  memset(&e, 0, sizeof e);
+  nic[0] = '\0';
+  int rc = rdma_env_from_environ(&env, &e);
+  if (rc == HIPOBJ_OK)
+    rc = rdma_devlist_get(&l, &e);
+  if (rc == HIPOBJ_OK)
+    rc = rdma_choose_for_gpu(l, &env, busid, rdma_current_numa_node(), &ch, &e);
+  if (rc == HIPOBJ_OK) {
+    snprintf(nic, nic_len, "%s port %u", ch.dev->name, ch.port->port_num);
+    hstrlcpy(reason, ch.reason, reason_len);
+  } else {
+    hstrlcpy(reason, e.message, reason_len);
+  }
+  rdma_devlist_free(l);
+  return rc == HIPOBJ_OK ? 0 : -1;
+}
+
 void hrdma_client_destroy(struct hipobj_client *c) {
   hrdma_regs_destroy(c); /* their MRs are on the engine's PD */
   if (c->rdma)
     rdma_engine_destroy(c->rdma);
   c->rdma = NULL;
+  for (int k = 0; k < 2; k++)
+    for (int d = 0; d < HRDMA_GPU_ENGINES; d++) {
+      if (c->rdma_gpu[k][d])
+        rdma_engine_destroy(c->rdma_gpu[k][d]);
+      c->rdma_gpu[k][d] = NULL;
+    }
 }
 
 /* ---- transfers --------------------------------------------------------------
@@ -265,7 +332,7 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
   if (ready <= 0)
     return -ready;
   const char *why;
-  struct rdma_engine *e = engine(c, &why);
+  struct rdma_engine *e = engine_for(c, job->mem, &why);
   struct rdma_control_ops ops = {op_call, op_ready_start, op_ready_wait,
                                  op_ready_abort, c};
   struct rdma_rc_request rq = {

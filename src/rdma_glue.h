@@ -50,6 +50,11 @@ int hrdma_get_parts(struct hipobj_client *c, const struct hrdma_job *job,
                     uint64_t part_size, unsigned conc, struct hxctl *ctl,
                     struct hrdma_outcome *out, struct hipobj_error *err);
 void hrdma_client_destroy(struct hipobj_client *c);
+/* The NIC (name and port) RDMA would use for memory of the GPU at PCIe
+ * address busid, with the reason; 0, or -1 with why there is none in
+ * reason. The environment's overrides apply. */
+int hrdma_nic_for_gpu(const char *busid, char *nic, size_t nic_len,
+                      char *reason, size_t reason_len);
 
 /* The client's engine, created on first use; NULL with the reason in *why
  * when RDMA cannot be used from this client. */

@@ -25,6 +25,7 @@
 #include "../server/harness.h"
 #include "rdma/mr.h"
 #include "rdma/qp.h"
+#include "src/client_int.h"
 #include "src/rdma_gpu.h"
 
 #include <errno.h>
@@ -158,6 +159,15 @@ Test(rdma_gpu, get_whole_and_ranges_staged) {
   cr_assert_eq(res.rdma_bytes, n);
   from_gpu(back, &g, n);
   cr_assert_eq(memcmp(data, back, n), 0);
+  /* The GPU's memory went through an engine of its own, on the NIC the
+   * library pairs with that GPU (here the only one, rxe), which `hipobj
+   * info` reports. */
+  cr_assert_not_null(cli->rdma_gpu[1][0], "no engine for CUDA GPU 0");
+  struct hipobj_gpu_device_info di = HIPOBJ_GPU_DEVICE_INFO_INIT;
+  OK(hipobj_gpu_device_info(HIPOBJ_MEM_CUDA, 0, &di, err));
+  cr_assert(strncmp(di.rdma_nic, "rxe", 3) == 0, "NIC '%s' (%s)", di.rdma_nic,
+            di.rdma_nic_reason);
+  cr_assert_str_neq(di.rdma_nic_reason, "");
   const struct {
     uint64_t off, len;
   } ranges[] = {{0, 1}, {n - 1, 1}, {12345, (2u << 20) + 54321}};
