@@ -39,6 +39,9 @@ static const char usage_text[] =
     "  --concurrency N       parallel parts per transfer\n"
     "  --rdma MODE           auto (default: RDMA when possible), off, require\n"
     "  --content-type T      Content-Type of uploaded objects\n"
+    "  --unsigned-payload    send UNSIGNED-PAYLOAD instead of the body's\n"
+    "                        SHA-256 (as curl and aws-c-s3 do; the body\n"
+    "                        is then protected only by TLS, if any)\n"
     "  --no-verify-ssl       do not verify TLS certificates\n"
     "  --ca-bundle FILE      CA certificates to verify TLS with\n"
     "  -r, --recursive       ls: list every key under the prefix\n"
@@ -67,6 +70,7 @@ enum opt_id {
   OPT_RDMA,
   OPT_CONTENT_TYPE,
   OPT_NO_VERIFY,
+  OPT_UNSIGNED,
   OPT_CA_BUNDLE,
   OPT_RECURSIVE,
   OPT_GPU,
@@ -91,6 +95,7 @@ static const struct option_def {
     {"rdma", 0, 1, OPT_RDMA},
     {"content-type", 0, 1, OPT_CONTENT_TYPE},
     {"no-verify-ssl", 0, 0, OPT_NO_VERIFY},
+    {"unsigned-payload", 0, 0, OPT_UNSIGNED},
     {"ca-bundle", 0, 1, OPT_CA_BUNDLE},
     {"recursive", 'r', 0, OPT_RECURSIVE},
     {"gpu", 0, 1, OPT_GPU},
@@ -157,6 +162,9 @@ static int apply_option(struct cli *c, const struct option_def *o,
     break;
   case OPT_NO_VERIFY:
     c->no_verify_ssl = 1;
+    break;
+  case OPT_UNSIGNED:
+    c->unsigned_payload = 1;
     break;
   case OPT_CA_BUNDLE:
     c->ca_bundle = value;
@@ -255,6 +263,7 @@ int cli_connect(struct cli *c) {
   cfg.region = c->region;
   cfg.profile = c->profile;
   cfg.tls_skip_verify = c->no_verify_ssl;
+  cfg.unsigned_payload = c->unsigned_payload;
   cfg.ca_bundle = c->ca_bundle;
   cfg.part_size = c->part_size;
   cfg.concurrency = c->concurrency;

@@ -30,6 +30,7 @@ struct cli {
   unsigned concurrency;         /* 0: library default */
   enum hipobj_rdma_policy rdma; /* --rdma; 0: library default */
   int no_verify_ssl;
+  int unsigned_payload; /* --unsigned-payload */
   int json;
   int quiet;
   int debug;

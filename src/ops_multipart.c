@@ -257,7 +257,8 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
   char num[16];
   part_request(&r, m, number, num, src->ptr, src->len);
   if (src->kind != HIPOBJ_MEM_HOST) {
-    rc = hstage_put_begin(m->client, r.op_name, src, 0, src->len, &stage, err);
+    rc = hstage_put_begin(m->client, r.op_name, src, 0, src->len, 0, &stage,
+                          err);
     if (rc == HIPOBJ_OK)
       hstage_put_attach(stage, &r);
   }
@@ -490,6 +491,7 @@ struct mp_state {
   uint64_t rdma_bytes;
   int rdma_staged; /* a part went through pinned host memory */
   unsigned next;   /* RDMA workers: the next part to send */
+  unsigned share;  /* staging chunks per part: all parts in flight fit */
   unsigned in_flight;
   unsigned retries;
   int failed;
@@ -584,7 +586,7 @@ static void http_part_submit(struct mp_state *st, const struct hipobj_mem *src,
     /* May wait here, in the caller's thread, for parts in flight to give
      * their chunks back. */
     int rc = hstage_put_begin(st->mpu->client, s->r.op_name, src, off, len,
-                              &s->stage, &s->r.err);
+                              st->share, &s->stage, &s->r.err);
     if (rc != HIPOBJ_OK) {
       s->r.status = rc;
       part_done(&s->r, s);
@@ -735,6 +737,7 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
   st.ctl = ctl;
   st.rdma = ready > 0;
   st.rdma_policy = rdma_policy;
+  st.share = hstage_share(c, conc);
   hxctl_set_total(ctl, src->len);
   if (!slots) {
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "PutObject", "out of memory");

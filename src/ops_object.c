@@ -134,7 +134,7 @@ int hops_put_single(struct hipobj_client *c, const char *bucket,
   r.sign_payload = HREQ_SIGN_OBJECT;
   int rc = HIPOBJ_OK;
   if (src->kind != HIPOBJ_MEM_HOST) {
-    rc = hstage_put_begin(c, r.op_name, src, 0, src->len, &stage, err);
+    rc = hstage_put_begin(c, r.op_name, src, 0, src->len, 0, &stage, err);
     if (rc == HIPOBJ_OK)
       hstage_put_attach(stage, &r);
   }

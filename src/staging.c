@@ -223,19 +223,20 @@ static int wait_all(struct hstage *s) {
 
 static int begin_n(struct hipobj_client *c, const char *op,
                    const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
-                   uint64_t len, int all, struct hstage **out,
+                   uint64_t len, int all, unsigned cap, struct hstage **out,
                    struct hipobj_error *err);
 
 static int begin(struct hipobj_client *c, const char *op,
                  const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
                  uint64_t len, struct hstage **out, struct hipobj_error *err) {
-  return begin_n(c, op, m, dir, off, len, 0, out, err);
+  return begin_n(c, op, m, dir, off, len, 0, 0, out, err);
 }
 
-/* all: every chunk the range needs (up to HSTAGE_MAX_SLOTS), or none. */
+/* all: every chunk the range needs (up to HSTAGE_MAX_SLOTS), or none.
+ * cap: at most this many chunks (0: HSTAGE_MAX_SLOTS). */
 static int begin_n(struct hipobj_client *c, const char *op,
                    const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
-                   uint64_t len, int all, struct hstage **out,
+                   uint64_t len, int all, unsigned cap, struct hstage **out,
                    struct hipobj_error *err) {
   const struct hgpu_ops *ops;
   *out = NULL;
@@ -254,8 +255,8 @@ static int begin_n(struct hipobj_client *c, const char *op,
   s->len = len;
   s->cb = s->pool->chunk_bytes;
   uint64_t chunks = (len + s->cb - 1) / s->cb;
-  unsigned want =
-      chunks < HSTAGE_MAX_SLOTS ? (unsigned)chunks : HSTAGE_MAX_SLOTS;
+  unsigned most = cap && cap < HSTAGE_MAX_SLOTS ? cap : HSTAGE_MAX_SLOTS;
+  unsigned want = chunks < most ? (unsigned)chunks : most;
   *out = s;
   if (want == 0)
     return HIPOBJ_OK; /* an empty range moves no data */
@@ -391,14 +392,20 @@ void hstage_get_rewind(struct hstage *s) {
 
 /* ---- PUT: GPU -> chunk -> body ------------------------------------------ */
 
+unsigned hstage_share(const struct hipobj_client *c, unsigned transfers) {
+  unsigned n = transfers ? c->stage_pool->max_chunks / transfers : 0;
+  return n ? n : 1;
+}
+
 int hstage_put_begin(struct hipobj_client *c, const char *op,
                      const struct hipobj_mem *src, uint64_t off, uint64_t len,
-                     struct hstage **out, struct hipobj_error *err) {
+                     unsigned share, struct hstage **out,
+                     struct hipobj_error *err) {
   if (src && (off > src->len || len > src->len - off))
     return herr_set(err, HIPOBJ_E_INTERNAL, op,
                     "range %" PRIu64 "+%" PRIu64 " outside the buffer", off,
                     len);
-  int rc = begin(c, op, src, HGPU_READ, off, len, out, err);
+  int rc = begin_n(c, op, src, HGPU_READ, off, len, 0, share, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;
@@ -548,7 +555,7 @@ void hstage_put_attach(struct hstage *s, struct hreq *r) {
 int hstage_rdma_begin(struct hipobj_client *c, const char *op,
                       const struct hipobj_mem *m, int is_put, uint64_t len,
                       struct hstage **out, struct hipobj_error *err) {
-  int rc = begin_n(c, op, m, is_put ? HGPU_READ : HGPU_WRITE, 0, len, is_put,
+  int rc = begin_n(c, op, m, is_put ? HGPU_READ : HGPU_WRITE, 0, len, is_put, 0,
                    out, err);
   if (rc) {
     hstage_end(*out);

@@ -59,10 +59,16 @@ int hstage_get_flush(struct hstage *s);
  * over at offset 0. */
 void hstage_get_rewind(struct hstage *s);
 
-/* PUT of [off, off+len) of GPU memory src. Takes the chunks (may wait). */
+/* PUT of [off, off+len) of GPU memory src. Takes the chunks (may wait),
+ * at most `share` of them (0: up to HSTAGE_MAX_SLOTS): parts sent side by
+ * side pass hstage_share() so that every one of them gets its chunks. */
 int hstage_put_begin(struct hipobj_client *c, const char *op,
                      const struct hipobj_mem *src, uint64_t off, uint64_t len,
-                     struct hstage **out, struct hipobj_error *err);
+                     unsigned share, struct hstage **out,
+                     struct hipobj_error *err);
+/* The chunks each of `transfers` concurrent transfers may hold so that
+ * all of them run at once (at least 1). */
+unsigned hstage_share(const struct hipobj_client *c, unsigned transfers);
 /* Makes the range r's request body: source, rewind per attempt, hash. */
 void hstage_put_attach(struct hstage *s, struct hreq *r);
 

@@ -1,8 +1,11 @@
 /* gpu_bench.c - PUT and GET of one object (HIPOBJ_BENCH_MIB, default 1024
- * MiB) between an S3 endpoint and host memory vs GPU memory: three runs
- * each, medians, the GPU/host throughput ratio, and the peak RSS after the
- * GPU runs (which must stay far below the object size: GPU data is staged
- * through a bounded pinned pool) and after the host runs. Public API only.
+ * MiB) between an S3 endpoint and host memory vs GPU memory: five runs
+ * each, host and GPU runs alternating (first one, then the other, swapped
+ * every run) so that a drifting server (page cache, writeback) weighs on
+ * both alike; medians, the GPU/host throughput ratio, and the peak RSS
+ * after a GPU-only warm-up PUT and GET (which must stay far below the
+ * object size: GPU data is staged through a bounded pinned pool) and after
+ * the host runs. Public API only.
  *
  * Environment: HIPOBJ_TEST_ENDPOINT, HIPOBJ_TEST_ACCESS_KEY,
  * HIPOBJ_TEST_SECRET_KEY, HIPOBJ_TEST_REGION, HIPOBJ_TEST_GPU (0),
@@ -18,7 +21,7 @@
 
 #include "hipobj.h"
 
-#define RUNS 3
+#define RUNS 5
 #define MiB ((size_t)1 << 20)
 
 static struct hipobj_client *cli;
@@ -53,27 +56,47 @@ struct row {
   double median;
 };
 
-/* Times RUNS transfers of m; PUT when put, else GET into m. */
-static int measure(struct row *r, const char *op, const char *key,
-                   const struct hipobj_mem *m, int put) {
+/* One timed transfer of m into run `i` of r; PUT when put, else GET. */
+static int measure_one(struct row *r, int i, const char *op, const char *key,
+                       const struct hipobj_mem *m, int put) {
   r->op = op;
   r->mem = m->kind == HIPOBJ_MEM_HOST ? "host" : "gpu";
-  for (int i = 0; i < RUNS; i++) {
-    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-    double t0 = now();
-    int rc = put ? hipobj_s3_put(cli, bucket, key, m, NULL, &res, err)
-                 : hipobj_s3_get(cli, bucket, key, m, NULL, &res, err);
-    r->t[i] = now() - t0;
-    if (rc != HIPOBJ_OK || res.bytes != m->len) {
-      fprintf(stderr, "gpu_bench: %s %s %s: %s\n", op, r->mem, key,
-              hipobj_error_message(err));
-      return -1;
-    }
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  double t0 = now();
+  int rc = put ? hipobj_s3_put(cli, bucket, key, m, NULL, &res, err)
+               : hipobj_s3_get(cli, bucket, key, m, NULL, &res, err);
+  r->t[i] = now() - t0;
+  if (rc != HIPOBJ_OK || res.bytes != m->len) {
+    fprintf(stderr, "gpu_bench: %s %s %s: %s\n", op, r->mem, key,
+            hipobj_error_message(err));
+    return -1;
   }
+  return 0;
+}
+
+static void median_of(struct row *r) {
   double s[RUNS];
   memcpy(s, r->t, sizeof s);
   qsort(s, RUNS, sizeof s[0], cmp_double);
   r->median = s[RUNS / 2];
+}
+
+/* RUNS of PUT (rows[0] GPU, rows[2] host) then of GET (rows[1], rows[3]),
+ * the memory that goes first swapped every run. */
+static int measure_alternating(struct row rows[4], const struct hipobj_mem *g,
+                               const struct hipobj_mem *h) {
+  for (int put = 1; put >= 0; put--)
+    for (int i = 0; i < RUNS; i++)
+      for (int k = 0; k < 2; k++) {
+        int gpu_turn = (i + k) % 2 == 0;
+        const struct hipobj_mem *m = gpu_turn ? g : h;
+        struct row *r = &rows[(gpu_turn ? 0 : 2) + (put ? 0 : 1)];
+        if (measure_one(r, i, put ? "PUT" : "GET",
+                        gpu_turn ? "bench-gpu" : "bench-host", m, put) != 0)
+          return -1;
+      }
+  for (int k = 0; k < 4; k++)
+    median_of(&rows[k]);
   return 0;
 }
 
@@ -165,22 +188,18 @@ int main(void) {
          n / MiB, RUNS, names[kind == HIPOBJ_MEM_HIP], dev, di.name,
          di.pci_bus_id);
 
-  /* GPU first, so that its peak RSS is not hidden by the host buffer. */
-  struct row rows[4];
+  /* A GPU-only warm-up first, so that its peak RSS is not hidden by the
+   * host buffer. */
+  struct row rows[4], warm;
   struct hipobj_mem g;
   int rc = hipobj_gpu_alloc(kind, dev, n, &g, err) == HIPOBJ_OK ? 0 : -1;
   long rss_base = peak_rss_mib();
   if (rc == 0)
     rc = fill_gpu(&g);
   if (rc == 0)
-    rc = measure(&rows[0], "PUT", "bench-gpu", &g, 1);
+    rc = measure_one(&warm, 0, "PUT", "bench-gpu", &g, 1);
   if (rc == 0)
-    rc = measure(&rows[1], "GET", "bench-gpu", &g, 0);
-  if (rc == 0 && check_gpu(&g) != 0) {
-    fprintf(stderr, "gpu_bench: GPU data differs after GET\n");
-    rc = -1;
-  }
-  hipobj_gpu_free(&g);
+    rc = measure_one(&warm, 0, "GET", "bench-gpu", &g, 0);
   long rss_gpu = peak_rss_mib();
 
   unsigned char *h = rc == 0 ? malloc(n) : NULL;
@@ -189,10 +208,13 @@ int main(void) {
   if (rc == 0) {
     pattern(h, n, 0);
     struct hipobj_mem hm = hipobj_mem_host(h, n);
-    rc = measure(&rows[2], "PUT", "bench-host", &hm, 1);
-    if (rc == 0)
-      rc = measure(&rows[3], "GET", "bench-host", &hm, 0);
+    rc = measure_alternating(rows, &g, &hm);
   }
+  if (rc == 0 && check_gpu(&g) != 0) {
+    fprintf(stderr, "gpu_bench: GPU data differs after GET\n");
+    rc = -1;
+  }
+  hipobj_gpu_free(&g);
   free(h);
   long rss_host = peak_rss_mib();
   hipobj_s3_delete(cli, bucket, "bench-gpu", NULL);
@@ -202,16 +224,19 @@ int main(void) {
     fprintf(stderr, "gpu_bench: failed: %s\n", hipobj_error_message(err));
     return 1;
   }
-  printf("op    mem   run1 s  run2 s  run3 s\n");
+  printf("op    mem  ");
+  for (int i = 0; i < RUNS; i++)
+    printf("  run%d s", i + 1);
+  printf("\n");
   print_row(&rows[2], n);
   print_row(&rows[0], n);
   print_row(&rows[3], n);
   print_row(&rows[1], n);
   printf("GPU/host throughput ratio: PUT %.2f, GET %.2f\n",
          rows[2].median / rows[0].median, rows[3].median / rows[1].median);
-  printf("peak RSS: %ld MiB after GPU runtime start, %ld MiB after the GPU "
-         "runs (no whole-object host copy), %ld MiB after the host runs "
-         "(they hold the %zu MiB buffer)\n",
+  printf("peak RSS: %ld MiB after GPU runtime start, %ld MiB after a GPU "
+         "PUT and GET (no whole-object host copy), %ld MiB after the host "
+         "runs (they hold the %zu MiB buffer)\n",
          rss_base, rss_gpu, rss_host, n / MiB);
   hipobj_client_destroy(cli);
   hipobj_error_free(err);
