@@ -1,12 +1,12 @@
-/* crypto.c - SHA-256, HMAC-SHA256, MD5 and base64 for SigV4 and S3 headers,
- * on OpenSSL 3's EVP interface (see crypto.h).
+/* crypto.c - SHA-256, HMAC-SHA256, MD5 (one-shot and incremental) and
+ * base64 for SigV4 and S3 headers, on OpenSSL 3's EVP interface (see
+ * crypto.h).
  *
- * The one-shot functions return void because their inputs are in memory:
- * OpenSSL fails here only when the digest is unavailable (a provider setup
+ * OpenSSL fails here only when a digest is unavailable (a provider setup
  * without the default provider, e.g. MD5 under a FIPS-only configuration) or
- * on allocation failure. In that case the output is zero-filled, which can
- * never be mistaken for a valid digest by a server: the request is then
- * rejected (signature mismatch / BadDigest) instead of silently succeeding. */
+ * on allocation failure. Every digest function then returns -1 and
+ * zero-fills its output, so a caller that ignored the status would still
+ * send something no server accepts rather than a plausible digest. */
 #include "crypto.h"
 
 #include <pthread.h>
@@ -40,32 +40,36 @@ static const EVP_MD *sha256(void) {
   return sha256_md ? sha256_md : EVP_sha256();
 }
 
-static void digest(const EVP_MD *md, const void *data, size_t len, uint8_t *out,
-                   size_t outlen) {
+static int digest(const EVP_MD *md, const void *data, size_t len, uint8_t *out,
+                  size_t outlen) {
   unsigned int n = 0;
   /* EVP_Digest reads nothing when len is 0, but wants a non-NULL pointer. */
   if (!data)
     data = "";
-  if (!md || EVP_Digest(data, len, out, &n, md, NULL) != 1 || n != outlen)
+  if (!md || EVP_Digest(data, len, out, &n, md, NULL) != 1 || n != outlen) {
     memset(out, 0, outlen);
+    return -1;
+  }
+  return 0;
 }
 
-void s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]) {
-  digest(sha256(), data, len, out, S3_SHA256_LEN);
+int s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]) {
+  return digest(sha256(), data, len, out, S3_SHA256_LEN);
 }
 
-void s3_sha256_hex(const void *data, size_t len,
-                   char out[S3_SHA256_HEX_LEN + 1]) {
+int s3_sha256_hex(const void *data, size_t len,
+                  char out[S3_SHA256_HEX_LEN + 1]) {
   uint8_t d[S3_SHA256_LEN];
-  s3_sha256(data, len, d);
+  int rc = s3_sha256(data, len, d);
   s3_hex(d, sizeof d, out);
+  return rc;
 }
 
 /* HMAC-SHA256 (RFC 2104) over two digests: OpenSSL 3's HMAC() builds and
  * looks up an EVP_MAC for every call, which costs more than the hashing of
  * a SigV4 string to sign. */
-void s3_hmac_sha256(const void *key, size_t keylen, const void *data,
-                    size_t len, uint8_t out[S3_SHA256_LEN]) {
+int s3_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
+                   uint8_t out[S3_SHA256_LEN]) {
   enum { BLOCK = 64 };
   uint8_t k0[BLOCK], pad[BLOCK], inner[S3_SHA256_LEN];
   unsigned int n = 0, m = 0;
@@ -74,13 +78,14 @@ void s3_hmac_sha256(const void *key, size_t keylen, const void *data,
   if (!key)
     key = "";
   memset(k0, 0, sizeof k0);
+  int ok = 1;
   if (keylen > BLOCK)
-    s3_sha256(key, keylen, k0);
+    ok = s3_sha256(key, keylen, k0) == 0;
   else
     memcpy(k0, key, keylen);
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
   const EVP_MD *md = sha256();
-  int ok = ctx != NULL;
+  ok = ok && ctx != NULL;
   for (int i = 0; i < BLOCK; i++)
     pad[i] = k0[i] ^ 0x36;
   ok = ok && EVP_DigestInit_ex(ctx, md, NULL) == 1 &&
@@ -100,10 +105,11 @@ void s3_hmac_sha256(const void *key, size_t keylen, const void *data,
   OPENSSL_cleanse(k0, sizeof k0);
   OPENSSL_cleanse(pad, sizeof pad);
   OPENSSL_cleanse(inner, sizeof inner);
+  return ok ? 0 : -1;
 }
 
-void s3_md5(const void *data, size_t len, uint8_t out[16]) {
-  digest(EVP_md5(), data, len, out, 16);
+int s3_md5(const void *data, size_t len, uint8_t out[16]) {
+  return digest(EVP_md5(), data, len, out, 16);
 }
 
 size_t s3_base64(const uint8_t *in, size_t len, char *out) {
@@ -134,17 +140,20 @@ size_t s3_base64(const uint8_t *in, size_t len, char *out) {
   return o;
 }
 
-struct s3_sha256_ctx {
+/* ---- incremental ---------------------------------------------------------
+ */
+
+struct stream {
   EVP_MD_CTX *md;
-  int failed; /* a failed update poisons the result (zero digest) */
+  int failed; /* a failed update poisons the result */
 };
 
-struct s3_sha256_ctx *s3_sha256_begin(void) {
-  struct s3_sha256_ctx *c = calloc(1, sizeof *c);
+static struct stream *stream_begin(const EVP_MD *md) {
+  struct stream *c = calloc(1, sizeof *c);
   if (!c)
     return NULL;
   c->md = EVP_MD_CTX_new();
-  if (!c->md || EVP_DigestInit_ex(c->md, sha256(), NULL) != 1) {
+  if (!md || !c->md || EVP_DigestInit_ex(c->md, md, NULL) != 1) {
     EVP_MD_CTX_free(c->md);
     free(c);
     return NULL;
@@ -152,22 +161,55 @@ struct s3_sha256_ctx *s3_sha256_begin(void) {
   return c;
 }
 
-void s3_sha256_update(struct s3_sha256_ctx *c, const void *data, size_t len) {
-  if (!c || c->failed || len == 0)
-    return;
-  if (EVP_DigestUpdate(c->md, data, len) != 1)
+static void stream_update(struct stream *c, const void *data, size_t len) {
+  if (c && !c->failed && len && EVP_DigestUpdate(c->md, data, len) != 1)
     c->failed = 1;
 }
 
-void s3_sha256_end(struct s3_sha256_ctx *c, uint8_t out[S3_SHA256_LEN]) {
+static int stream_end(struct stream *c, uint8_t *out, size_t outlen) {
   unsigned int n = 0;
-  if (!c) {
-    memset(out, 0, S3_SHA256_LEN);
-    return;
+  int rc = -1;
+  if (c && !c->failed && EVP_DigestFinal_ex(c->md, out, &n) == 1 && n == outlen)
+    rc = 0;
+  if (rc)
+    memset(out, 0, outlen);
+  if (c) {
+    EVP_MD_CTX_free(c->md);
+    free(c);
   }
-  if (c->failed || EVP_DigestFinal_ex(c->md, out, &n) != 1 ||
-      n != S3_SHA256_LEN)
-    memset(out, 0, S3_SHA256_LEN);
-  EVP_MD_CTX_free(c->md);
-  free(c);
+  return rc;
+}
+
+/* The public contexts are the one stream type under two names, so a
+ * SHA-256 context cannot be passed where an MD5 one is expected. */
+struct s3_sha256_ctx *s3_sha256_begin(void) {
+  return (struct s3_sha256_ctx *)stream_begin(sha256());
+}
+
+void s3_sha256_update(struct s3_sha256_ctx *c, const void *data, size_t len) {
+  stream_update((struct stream *)c, data, len);
+}
+
+int s3_sha256_end(struct s3_sha256_ctx *c, uint8_t out[S3_SHA256_LEN]) {
+  return stream_end((struct stream *)c, out, S3_SHA256_LEN);
+}
+
+struct s3_md5_ctx *s3_md5_begin(void) {
+  return (struct s3_md5_ctx *)stream_begin(EVP_md5());
+}
+
+void s3_md5_update(struct s3_md5_ctx *c, const void *data, size_t len) {
+  stream_update((struct stream *)c, data, len);
+}
+
+int s3_md5_end(struct s3_md5_ctx *c, uint8_t out[16]) {
+  return stream_end((struct stream *)c, out, 16);
+}
+
+void s3_md5_abandon(struct s3_md5_ctx *c) {
+  struct stream *st = (struct stream *)c;
+  if (st) {
+    EVP_MD_CTX_free(st->md);
+    free(st);
+  }
 }

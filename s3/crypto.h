@@ -9,24 +9,36 @@
 #define S3_SHA256_LEN 32
 #define S3_SHA256_HEX_LEN 64 /* without the NUL */
 
+/* Every digest function returns 0, or -1 when OpenSSL failed (the digest
+ * unavailable, e.g. MD5 under a FIPS-only provider setup, or no memory);
+ * the output is then zero-filled, never a plausible digest. Callers report
+ * the failure as theirs ("SHA-256 of the payload failed"). */
+
 /* Lowercase hex of `len` bytes into out (2*len+1 bytes). */
 void s3_hex(const uint8_t *in, size_t len, char *out);
-void s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]);
-void s3_sha256_hex(const void *data, size_t len,
-                   char out[S3_SHA256_HEX_LEN + 1]);
-void s3_hmac_sha256(const void *key, size_t keylen, const void *data,
-                    size_t len, uint8_t out[S3_SHA256_LEN]);
-void s3_md5(const void *data, size_t len, uint8_t out[16]);
+int s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]);
+int s3_sha256_hex(const void *data, size_t len,
+                  char out[S3_SHA256_HEX_LEN + 1]);
+int s3_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
+                   uint8_t out[S3_SHA256_LEN]);
+int s3_md5(const void *data, size_t len, uint8_t out[16]);
 /* Standard base64 with padding; out must hold 4*ceil(len/3)+1 bytes.
  * Returns the encoded length. */
 size_t s3_base64(const uint8_t *in, size_t len, char *out);
 
-/* Incremental SHA-256 for bodies fed in pieces. */
+/* Incremental SHA-256 and MD5 for bodies fed in pieces. begin returns NULL
+ * when out of memory or the digest is unavailable; a failed update makes
+ * end fail; end (0 or -1) and abandon free the context (NULL allowed). */
 struct s3_sha256_ctx;
 struct s3_sha256_ctx *s3_sha256_begin(void);
 void s3_sha256_update(struct s3_sha256_ctx *c, const void *data, size_t len);
-/* Frees the context. */
-void s3_sha256_end(struct s3_sha256_ctx *c, uint8_t out[S3_SHA256_LEN]);
+int s3_sha256_end(struct s3_sha256_ctx *c, uint8_t out[S3_SHA256_LEN]);
+
+struct s3_md5_ctx;
+struct s3_md5_ctx *s3_md5_begin(void);
+void s3_md5_update(struct s3_md5_ctx *c, const void *data, size_t len);
+int s3_md5_end(struct s3_md5_ctx *c, uint8_t out[16]);
+void s3_md5_abandon(struct s3_md5_ctx *c);
 
 /* SHA-256 of the empty string, hex. */
 #define S3_EMPTY_SHA256                                                        \

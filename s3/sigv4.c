@@ -185,7 +185,8 @@ int s3_sigv4_string_to_sign(const char *amz_date, const char *region,
       !valid_scope_part(service) || !canonical_request)
     return -1;
   char hash[S3_SHA256_HEX_LEN + 1];
-  s3_sha256_hex(canonical_request, strlen(canonical_request), hash);
+  if (s3_sha256_hex(canonical_request, strlen(canonical_request), hash))
+    return -1;
   size_t start = out->len;
   if (hbuf_printf(out, SIGV4_ALGORITHM "\n%s\n%.8s/%s/%s/aws4_request\n%s",
                   amz_date, amz_date, region, service, hash) != 0) {
@@ -215,10 +216,12 @@ int s3_sigv4_signing_key(const char *secret_key, const char *amz_date,
   /* Separate buffers per step: input and output never alias. */
   uint8_t kdate[S3_SHA256_LEN], kregion[S3_SHA256_LEN];
   uint8_t kservice[S3_SHA256_LEN];
-  s3_hmac_sha256(ksecret, sklen + 4, amz_date, 8, kdate);
-  s3_hmac_sha256(kdate, sizeof kdate, region, strlen(region), kregion);
-  s3_hmac_sha256(kregion, sizeof kregion, service, strlen(service), kservice);
-  s3_hmac_sha256(kservice, sizeof kservice, "aws4_request", 12, out);
+  int rc =
+      s3_hmac_sha256(ksecret, sklen + 4, amz_date, 8, kdate) |
+      s3_hmac_sha256(kdate, sizeof kdate, region, strlen(region), kregion) |
+      s3_hmac_sha256(kregion, sizeof kregion, service, strlen(service),
+                     kservice) |
+      s3_hmac_sha256(kservice, sizeof kservice, "aws4_request", 12, out);
 
   OPENSSL_cleanse(ksecret, sklen + 4);
   if (ksecret != stackkey)
@@ -226,16 +229,20 @@ int s3_sigv4_signing_key(const char *secret_key, const char *amz_date,
   OPENSSL_cleanse(kdate, sizeof kdate);
   OPENSSL_cleanse(kregion, sizeof kregion);
   OPENSSL_cleanse(kservice, sizeof kservice);
-  return 0;
+  if (rc)
+    OPENSSL_cleanse(out, S3_SHA256_LEN);
+  return rc ? -1 : 0;
 }
 
+/* out stays "" when OpenSSL fails: the caller reports it. */
 static void sign_with_key(const uint8_t key[S3_SHA256_LEN],
                           const char *string_to_sign,
                           char out[S3_SHA256_HEX_LEN + 1]) {
   uint8_t sig[S3_SHA256_LEN];
-  s3_hmac_sha256(key, S3_SHA256_LEN, string_to_sign, strlen(string_to_sign),
-                 sig);
-  s3_hex(sig, sizeof sig, out);
+  out[0] = '\0';
+  if (s3_hmac_sha256(key, S3_SHA256_LEN, string_to_sign, strlen(string_to_sign),
+                     sig) == 0)
+    s3_hex(sig, sizeof sig, out);
 }
 
 void s3_sigv4_signature(const char *secret_key, const char *amz_date,

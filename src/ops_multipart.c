@@ -309,7 +309,8 @@ static void multipart_etag(const struct s3_part *parts, size_t n,
   }
   uint8_t digest[16];
   char hex[33];
-  s3_md5(md5s, n * 16, digest);
+  if (s3_md5(md5s, n * 16, digest) != 0)
+    goto out; /* no ETag rather than a wrong one (MD5 unavailable) */
   s3_hex(digest, 16, hex);
   snprintf(out, 128, "\"%s-%zu\"", hex, n);
 out:

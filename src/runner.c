@@ -391,7 +391,12 @@ static int hash_payload(struct hreq *r) {
     if (r->status != HIPOBJ_OK)
       r->payload_hash[0] = '\0';
   } else if (needs_hash(r)) {
-    s3_sha256_hex(r->body ? r->body : "", (size_t)r->body_len, r->payload_hash);
+    if (s3_sha256_hex(r->body ? r->body : "", (size_t)r->body_len,
+                      r->payload_hash) != 0) {
+      r->payload_hash[0] = '\0';
+      r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
+                           "SHA-256 of the payload failed (OpenSSL)");
+    }
   } else if (!r->send_body || r->body_len == 0) {
     /* Nothing to stream: sign the empty hash, servers check it cheaply. */
     hstrlcpy(r->payload_hash, S3_EMPTY_SHA256, sizeof r->payload_hash);

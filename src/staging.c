@@ -532,9 +532,12 @@ static int put_hash(struct hreq *r, char hex[65]) {
     rc = put_advance(s, n);
   }
   uint8_t digest[S3_SHA256_LEN];
-  s3_sha256_end(h, digest);
+  int hrc = s3_sha256_end(h, digest);
   if (rc != 0)
     return herr_set(&r->err, HIPOBJ_E_IO, r->op_name, "%s", hstage_reason(s));
+  if (hrc != 0)
+    return herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
+                    "SHA-256 of the payload failed (OpenSSL)");
   s3_hex(digest, sizeof digest, hex);
   return HIPOBJ_OK;
 }

@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "s3/crypto.h"
-#include "s3/md5_stream.h"
+#include "s3/crypto.h"
 #include "src/buf.h"
 
 #define SRV_NAME "hipobj-server"

@@ -108,6 +108,35 @@ Test(crypto, md5_and_base64) {
   cr_expect_str_eq(b64, "1B2M2Y8AsgTpgAmY7PhCfg==");
 }
 
+Test(crypto, md5_incremental_and_failure_statuses) {
+  /* RFC 1321's test suite, fed in uneven pieces. */
+  const char *msg = "12345678901234567890123456789012345678901234567890123456"
+                    "789012345678901234567890";
+  struct s3_md5_ctx *m = s3_md5_begin();
+  cr_assert_not_null(m);
+  size_t n = strlen(msg);
+  for (size_t off = 0, step = 1; off < n; off += step, step += 3)
+    s3_md5_update(m, msg + off, off + step <= n ? step : n - off);
+  uint8_t d[16];
+  char hex[33];
+  cr_assert_eq(s3_md5_end(m, d), 0);
+  s3_hex(d, sizeof d, hex);
+  cr_expect_str_eq(hex, "57edf4a22be3c955ac49da2e2107b67a");
+  cr_assert_eq(s3_md5("abc", 3, d), 0);
+  /* No context (begin failed): a status, and a digest no server accepts. */
+  uint8_t z[S3_SHA256_LEN];
+  memset(d, 0xaa, sizeof d);
+  memset(z, 0xaa, sizeof z);
+  cr_expect_eq(s3_md5_end(NULL, d), -1);
+  cr_expect_eq(s3_sha256_end(NULL, z), -1);
+  for (size_t i = 0; i < sizeof d; i++)
+    cr_expect_eq(d[i], 0);
+  for (size_t i = 0; i < sizeof z; i++)
+    cr_expect_eq(z[i], 0);
+  s3_md5_abandon(NULL);
+  s3_md5_abandon(s3_md5_begin());
+}
+
 Test(crypto, base64_rfc4648) {
   const char *in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
   const char *want[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
