@@ -32,6 +32,7 @@ export AWS_ACCESS_KEY_ID=HIPOBJDEMOACCESSKEY1
 export AWS_SECRET_ACCESS_KEY=hipobjDemoSecretKey00000000000000000001
 export AWS_REGION=us-east-1
 mkdir -p "$work/root"
+: >"$work/ready" # exists before the background redirection
 "$root/build/tests/server/hipobj-server" --root "$work/root" \
   --listen 127.0.0.1:0 >"$work/ready" 2>"$work/server.log" &
 server_pid=$!

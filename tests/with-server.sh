@@ -31,6 +31,9 @@ export HIPOBJ_TEST_ACCESS_KEY=HIPOBJSERVERTESTKEY1
 export HIPOBJ_TEST_SECRET_KEY=hipobjServerTestSecret000000000000000001
 export HIPOBJ_TEST_REGION=us-east-1
 mkdir -p "$work/root"
+# The server's redirection happens in the background job, possibly after
+# the first look below: the file must exist before it starts.
+: >"$work/ready"
 # shellcheck disable=SC2086 # HIPOBJ_SERVER_OPTS is a list of options
 "$server" --root "$work/root" --listen 127.0.0.1:0 \
   --access-key "$HIPOBJ_TEST_ACCESS_KEY" \

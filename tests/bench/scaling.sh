@@ -12,6 +12,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 export AWS_ACCESS_KEY_ID=HIPOBJSCALINGKEY0001
 export AWS_SECRET_ACCESS_KEY=hipobjScalingSecret0000000000000000000001
 mkdir -p "$work/root"
+: >"$work/ready" # exists before the background redirection
 "$server" --root "$work/root" --listen 127.0.0.1:0 --threads 16 \
   --log-level error >"$work/ready" 2>"$work/log" &
 pid=$!
