@@ -15,8 +15,8 @@ struct hstage_pool;
 struct hpool;
 struct hhash_pool;
 struct rdma_engine;
-#define HRDMA_GPU_ENGINES 16 /* GPUs per runtime with an engine of their own   \
-                              */
+/* GPUs per runtime with an RDMA engine of their own (rdma_glue.c). */
+#define HRDMA_GPU_ENGINES 16
 struct hrdma_regs;
 
 /* Control shared by every request of one transfer (all the parts of a
