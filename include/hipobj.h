@@ -403,6 +403,11 @@ struct hipobj_client_config {
   size_t staging_chunk_bytes; /**< Size of one staging chunk (the unit of a
                                    GPU copy); default 4 MiB (or the pool
                                    size, if smaller); at least 4 KiB. */
+  /** Threads that move the bytes of HTTP requests (each drives its own
+   *  libcurl multi handle and its share of max_connections); requests go to
+   *  the least busy. Default: HIPOBJ_IO_THREADS, else half the online CPUs,
+   *  1 to 8; at most 64. */
+  unsigned io_threads;
 };
 
 /** Initialiser for struct hipobj_client_config. */
@@ -585,8 +590,8 @@ struct hipobj_xfer;
 
 /** Progress of a transfer: payload bytes moved so far (monotonic, counted
  *  once even when a part is retried) and the total (0 while unknown). Runs
- *  on the client's I/O thread: return quickly, call no hipobj function that
- *  waits. */
+ *  on one of the client's I/O threads, one call at a time per transfer:
+ *  return quickly, call no hipobj function that waits. */
 typedef void (*hipobj_progress_fn)(void *user, uint64_t bytes_done,
                                    uint64_t bytes_total);
 

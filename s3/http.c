@@ -1,8 +1,12 @@
-/* http.c - the HTTP engine: one libcurl multi handle per client, driven by
- * one worker thread. Submitters queue transfers under a lock and wake the
- * worker; the worker owns every easy handle and runs completion callbacks.
- * All connections of a client live in the multi handle's pool, so requests
- * from any thread reuse them. */
+/* http.c - the HTTP engine: a few libcurl multi handles per client, each
+ * driven by a worker thread of its own. Submitters queue a transfer on the
+ * least busy worker under that worker's lock and wake it; the worker owns
+ * the transfer's easy handle and runs its completion callback. Why several:
+ * one thread moving every byte (receive, the body callbacks' copies, send)
+ * tops out near 1-2 GB/s, well below what a many-core client and server
+ * reach on parallel parts. Each worker keeps its connections in its own
+ * pool; an idle client sends from the first worker, so sequential requests
+ * reuse one warm connection. */
 #include "http.h"
 
 #include <curl/curl.h>
@@ -19,16 +23,24 @@
 #define DEFAULT_BODY_LIMIT (1u << 20)
 #define EXPECT_CONTINUE_MIN (1u << 20) /* body bytes */
 
-struct s3_http {
+struct worker {
+  struct s3_http *h;
   CURLM *multi;
   pthread_t thread;
+  int started;
   pthread_mutex_t lock;
   struct s3_http_xfer *queue; /* submitted, not yet handed to curl */
   int stop;
+  unsigned load; /* transfers submitted and not finished (atomic) */
+  CURL **idle;   /* easy handles kept for reuse; worker-only */
+  size_t n_idle;
+};
+
+struct s3_http {
   struct s3_http_config cfg;
   char *ca_bundle;
-  CURL **idle; /* easy handles kept for reuse; worker-only */
-  size_t n_idle;
+  unsigned n_workers;
+  struct worker *w;
 };
 
 /* Per-transfer engine state, allocated at start and freed at completion. */
@@ -208,7 +220,7 @@ static int on_seek(void *ud, curl_off_t offset, int origin) {
 
 /* ---- transfer setup and completion (worker thread) ---------------------- */
 
-static CURL *take_easy(struct s3_http *h) {
+static CURL *take_easy(struct worker *h) {
   if (h->n_idle) {
     CURL *e = h->idle[--h->n_idle];
     curl_easy_reset(e);
@@ -217,7 +229,7 @@ static CURL *take_easy(struct s3_http *h) {
   return curl_easy_init();
 }
 
-static void give_easy(struct s3_http *h, CURL *e) {
+static void give_easy(struct worker *h, CURL *e) {
   CURL **p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
   if (!p) {
     curl_easy_cleanup(e);
@@ -323,7 +335,14 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
   return rc == CURLE_OK ? 0 : -1;
 }
 
-static void finish(struct s3_http *h, struct s3_http_xfer *x, CURLcode code) {
+/* The transfer leaves the worker; `done` may submit it again at once. */
+static void complete(struct worker *h, struct s3_http_xfer *x) {
+  __atomic_sub_fetch(&h->load, 1, __ATOMIC_RELAXED);
+  if (x->done)
+    x->done(x, x->done_ctx);
+}
+
+static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
   struct xfer_priv *p = x->priv_easy;
   struct s3_http_resp *r = &x->resp;
   if (p) {
@@ -342,18 +361,16 @@ static void finish(struct s3_http *h, struct s3_http_xfer *x, CURLcode code) {
   }
   if (r->transport_msg[0] && r->transport_code == 0)
     r->transport_code = CURLE_WRITE_ERROR;
-  if (x->done)
-    x->done(x, x->done_ctx);
+  complete(h, x);
 }
 
-static void start(struct s3_http *h, struct s3_http_xfer *x) {
+static void start(struct worker *h, struct s3_http_xfer *x) {
   if (x->cancel || (x->cancel_ref && *x->cancel_ref)) {
     /* Cancelled while queued (e.g. during a retry backoff). */
     x->resp.cancelled = 1;
     x->resp.transport_code = CURLE_ABORTED_BY_CALLBACK;
     hstrlcpy(x->resp.transport_msg, "cancelled", sizeof x->resp.transport_msg);
-    if (x->done)
-      x->done(x, x->done_ctx);
+    complete(h, x);
     return;
   }
   struct xfer_priv *p = calloc(1, sizeof *p);
@@ -364,20 +381,19 @@ static void start(struct s3_http *h, struct s3_http_xfer *x) {
     hstrlcpy(x->resp.transport_msg, "out of memory starting a transfer",
              sizeof x->resp.transport_msg);
     x->resp.transport_code = CURLE_OUT_OF_MEMORY;
-    if (x->done)
-      x->done(x, x->done_ctx);
+    complete(h, x);
     return;
   }
   x->priv_easy = p;
-  if (setup_easy(h, x, p) != 0 || curl_multi_add_handle(h->multi, p->easy)) {
+  if (setup_easy(h->h, x, p) != 0 || curl_multi_add_handle(h->multi, p->easy)) {
     hstrlcpy(x->resp.transport_msg, "could not set up the transfer",
              sizeof x->resp.transport_msg);
     finish(h, x, CURLE_FAILED_INIT);
   }
 }
 
-static void *worker(void *arg) {
-  struct s3_http *h = arg;
+static void *worker_main(void *arg) {
+  struct worker *h = arg;
   for (;;) {
     struct s3_http_xfer *ready = NULL, **tail = &ready;
     uint64_t now = mono_ms(), next = now + 1000;
@@ -426,57 +442,99 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+static void worker_cleanup(struct worker *w) {
+  if (w->started) {
+    pthread_mutex_lock(&w->lock);
+    w->stop = 1;
+    pthread_mutex_unlock(&w->lock);
+    curl_multi_wakeup(w->multi);
+    pthread_join(w->thread, NULL);
+  }
+  for (size_t i = 0; i < w->n_idle; i++)
+    curl_easy_cleanup(w->idle[i]);
+  free(w->idle);
+  if (w->multi)
+    curl_multi_cleanup(w->multi);
+  pthread_mutex_destroy(&w->lock);
+}
+
+static int worker_init(struct s3_http *h, struct worker *w, long maxc,
+                       struct hbuf *why) {
+  w->h = h;
+  pthread_mutex_init(&w->lock, NULL);
+  w->multi = curl_multi_init();
+  if (!w->multi) {
+    hbuf_puts(why, "cannot create the libcurl multi handle");
+    return -1;
+  }
+  curl_multi_setopt(w->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxc);
+  curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxc);
+  curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, maxc);
+  int err = pthread_create(&w->thread, NULL, worker_main, w);
+  if (err) {
+    hbuf_printf(why, "cannot start an HTTP worker thread: %s", strerror(err));
+    return -1;
+  }
+  w->started = 1;
+  return 0;
+}
+
 int s3_http_create(const struct s3_http_config *cfg, struct s3_http **out,
                    struct hbuf *why) {
   struct s3_http *h = calloc(1, sizeof *h);
-  if (!h) {
+  unsigned n = cfg->io_threads ? cfg->io_threads : 1;
+  if (h)
+    h->w = calloc(n, sizeof *h->w);
+  if (!h || !h->w) {
+    free(h);
     hbuf_puts(why, "out of memory");
     return -1;
   }
   h->cfg = *cfg;
   h->ca_bundle = hstrdup(cfg->ca_bundle);
   h->cfg.ca_bundle = NULL;
-  h->multi = curl_multi_init();
-  if (!h->multi || (cfg->ca_bundle && !h->ca_bundle)) {
-    hbuf_puts(why, "cannot create the libcurl multi handle");
+  if (cfg->ca_bundle && !h->ca_bundle) {
+    hbuf_puts(why, "out of memory");
     goto fail;
   }
+  /* The connection limit is the client's: shared out among the workers. */
   long maxc = cfg->max_connections ? (long)cfg->max_connections : 16;
-  curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxc);
-  curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxc);
-  curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, maxc);
-  pthread_mutex_init(&h->lock, NULL);
-  int err = pthread_create(&h->thread, NULL, worker, h);
-  if (err) {
-    hbuf_printf(why, "cannot start the HTTP worker thread: %s", strerror(err));
-    pthread_mutex_destroy(&h->lock);
-    goto fail;
-  }
+  maxc = (maxc + (long)n - 1) / (long)n;
+  for (; h->n_workers < n; h->n_workers++)
+    if (worker_init(h, &h->w[h->n_workers], maxc, why) != 0) {
+      h->n_workers++; /* cleaned up below, as far as it got */
+      goto fail;
+    }
   *out = h;
   return 0;
 fail:
-  if (h->multi)
-    curl_multi_cleanup(h->multi);
-  free(h->ca_bundle);
-  free(h);
+  s3_http_destroy(h);
   return -1;
 }
 
 void s3_http_destroy(struct s3_http *h) {
   if (!h)
     return;
-  pthread_mutex_lock(&h->lock);
-  h->stop = 1;
-  pthread_mutex_unlock(&h->lock);
-  curl_multi_wakeup(h->multi);
-  pthread_join(h->thread, NULL);
-  for (size_t i = 0; i < h->n_idle; i++)
-    curl_easy_cleanup(h->idle[i]);
-  free(h->idle);
-  curl_multi_cleanup(h->multi);
-  pthread_mutex_destroy(&h->lock);
+  for (unsigned i = 0; i < h->n_workers; i++)
+    worker_cleanup(&h->w[i]);
+  free(h->w);
   free(h->ca_bundle);
   free(h);
+}
+
+/* The worker with the fewest transfers; ties go to the first, so an idle
+ * client keeps using the first worker's connections. */
+static struct worker *pick(struct s3_http *h) {
+  struct worker *best = &h->w[0];
+  unsigned best_load = __atomic_load_n(&best->load, __ATOMIC_RELAXED);
+  for (unsigned i = 1; i < h->n_workers && best_load; i++) {
+    unsigned l = __atomic_load_n(&h->w[i].load, __ATOMIC_RELAXED);
+    if (l < best_load) {
+      best = &h->w[i];
+      best_load = l;
+    }
+  }
+  return best;
 }
 
 int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
@@ -485,28 +543,37 @@ int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
   x->priv_easy = NULL;
   x->priv_next = NULL;
   x->priv_not_before_ms = delay_ms ? mono_ms() + delay_ms : 0;
-  pthread_mutex_lock(&h->lock);
-  if (h->stop) {
-    pthread_mutex_unlock(&h->lock);
+  struct worker *w = pick(h);
+  pthread_mutex_lock(&w->lock);
+  if (w->stop) {
+    pthread_mutex_unlock(&w->lock);
     return -1;
   }
+  __atomic_add_fetch(&w->load, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&x->priv_worker, w, __ATOMIC_RELEASE);
   /* Append, so transfers start in submission order. */
-  struct s3_http_xfer **pp = &h->queue;
+  struct s3_http_xfer **pp = &w->queue;
   while (*pp)
     pp = &(*pp)->priv_next;
   *pp = x;
-  pthread_mutex_unlock(&h->lock);
-  curl_multi_wakeup(h->multi);
+  pthread_mutex_unlock(&w->lock);
+  curl_multi_wakeup(w->multi);
   return 0;
 }
 
 void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x) {
   x->cancel = 1;
-  curl_multi_wakeup(h->multi); /* so an idle worker notices soon */
+  /* So an idle worker notices soon: the one it was given to, if known. */
+  struct worker *w = __atomic_load_n(&x->priv_worker, __ATOMIC_ACQUIRE);
+  if (w)
+    curl_multi_wakeup(w->multi);
+  else
+    s3_http_wakeup(h);
 }
 
 void s3_http_wakeup(struct s3_http *h) {
-  curl_multi_wakeup(h->multi);
+  for (unsigned i = 0; i < h->n_workers; i++)
+    curl_multi_wakeup(h->w[i].multi);
 }
 
 struct waiter {

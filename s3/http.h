@@ -1,7 +1,8 @@
-/* http.h - the HTTP engine: one libcurl multi handle driven by one worker
- * thread per client. Requests are submitted from any thread and complete
- * through a callback on the worker thread, so many transfers share the
- * connection pool and run concurrently. The only interface to libcurl. */
+/* http.h - the HTTP engine: libcurl multi handles, each driven by a worker
+ * thread (io_threads of them per client). Requests are submitted from any
+ * thread and complete through a callback on the worker thread that ran
+ * them, so many transfers run concurrently over the workers' connection
+ * pools. The only interface to libcurl. */
 #ifndef HIPOBJ_S3_HTTP_H
 #define HIPOBJ_S3_HTTP_H
 
@@ -17,7 +18,8 @@ struct s3_http_config {
   unsigned connect_timeout_ms;
   unsigned request_timeout_ms; /* 0: none */
   unsigned stall_timeout_ms;   /* abort when < 1 byte/s for this long */
-  unsigned max_connections;
+  unsigned max_connections;    /* in all, shared out among the workers */
+  unsigned io_threads;         /* workers; 0: 1 */
   int tls_skip_verify;
   const char *ca_bundle;
   const struct hlog *log;
@@ -90,6 +92,7 @@ struct s3_http_xfer {
   struct s3_http_resp resp;
   /* private to the engine */
   void *priv_easy;
+  void *priv_worker; /* the worker it was last submitted to */
   struct s3_http_xfer *priv_next;
   uint64_t priv_not_before_ms;
 };
@@ -99,14 +102,15 @@ void s3_http_xfer_reset(struct s3_http_xfer *x);
 /* Frees what resp holds. */
 void s3_http_xfer_cleanup(struct s3_http_xfer *x);
 
-/* Queues x; `done` runs on the worker when it ends (success or not). With
+/* Queues x on the least busy worker; `done` runs on that worker when it
+ * ends (success or not). With
  * delay_ms the transfer starts no sooner than that (retry backoff). */
 int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
                    unsigned delay_ms);
 /* Asks a submitted transfer to stop (any thread); it completes through
  * `done` with resp.cancelled set. Harmless once it has completed. */
 void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x);
-/* Wakes the worker so it re-checks cancel flags of running transfers. */
+/* Wakes the workers so they re-check cancel flags of running transfers. */
 void s3_http_wakeup(struct s3_http *h);
 /* Submits and waits. x->done must be NULL. */
 int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x);

@@ -53,6 +53,7 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
       .request_timeout_ms = c->cfg.request_timeout_ms,
       .stall_timeout_ms = c->cfg.stall_timeout_ms,
       .max_connections = c->cfg.max_connections,
+      .io_threads = c->cfg.io_threads,
       .tls_skip_verify = c->cfg.tls_skip_verify,
       .ca_bundle = c->cfg.ca_bundle,
       .log = &c->log,
@@ -69,10 +70,13 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   hbuf_free(&why);
   if (c->cfg.tls_skip_verify)
     HLOG_WARN(&c->log, "TLS certificate verification is disabled");
-  HLOG_INFO(&c->log, "client for %s (region %s, %s-style, credentials from %s)",
+  HLOG_INFO(&c->log,
+            "client for %s (region %s, %s-style, credentials from %s, %u I/O "
+            "thread%s)",
             c->cfg.endpoint_url, c->cfg.region,
             c->ep.virtual_hosted ? "virtual-hosted" : "path",
-            c->cfg.anonymous ? "nowhere (anonymous)" : c->cfg.creds_source);
+            c->cfg.anonymous ? "nowhere (anonymous)" : c->cfg.creds_source,
+            c->cfg.io_threads, c->cfg.io_threads == 1 ? "" : "s");
   hipobj_error_clear(err);
   *out = c;
   return HIPOBJ_OK;

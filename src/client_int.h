@@ -28,8 +28,17 @@ struct hxctl {
   void *user;
   uint64_t total; /* payload bytes expected, 0 until known */
   uint64_t done;  /* payload bytes moved, monotonic (atomic) */
+  /* Parts finish on several I/O threads: reports are made one at a time,
+   * under this lock (initialised with hxctl_init when progress is set),
+   * and only when they say more than the last one. */
+  pthread_mutex_t report_lock;
+  uint64_t reported_done, reported_total;
 };
 
+void hxctl_init(struct hxctl *ctl);
+void hxctl_destroy(struct hxctl *ctl);
+/* Reports (done, total) unless an earlier report said as much. */
+void hxctl_report(struct hxctl *ctl, uint64_t done, uint64_t total);
 /* Adds newly moved bytes (never more than total once known) and reports. */
 void hxctl_add(struct hxctl *ctl, uint64_t delta);
 /* Sets the expected total (when learnt) and reports. */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "error_int.h"
@@ -35,6 +36,15 @@
 #define DEF_PART_SIZE (8ull << 20)
 #define DEF_STAGING_POOL ((size_t)32 << 20)
 #define DEF_STAGING_CHUNK ((size_t)4 << 20)
+#define MAX_IO_THREADS 64u
+
+/* Half the CPUs move bytes, 1 to 8: one thread tops out near 1-2 GB/s of
+ * HTTP, and the other half is left to hashing, file or GPU copies and the
+ * application. */
+static unsigned default_io_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+  return n < 1 ? 1u : n > 8 ? 8u : (unsigned)n;
+}
 #define MIN_STAGING_CHUNK ((size_t)4 << 10)
 #define MAX_STAGING_CHUNK ((size_t)1 << 30)
 
@@ -113,6 +123,7 @@ static void take_fields(const struct hipobj_client_config *cfg,
   TAKE(rdma_gid_index);
   TAKE(staging_pool_bytes);
   TAKE(staging_chunk_bytes);
+  TAKE(io_threads);
 #undef TAKE
 }
 
@@ -398,6 +409,10 @@ static int check_numbers(struct resolver *r,
                     "staging_pool_bytes %zu is smaller than one "
                     "staging_chunk_bytes (%zu)",
                     in->staging_pool_bytes, in->staging_chunk_bytes);
+  if (in->io_threads > MAX_IO_THREADS)
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "io_threads %u is above %u", in->io_threads,
+                    MAX_IO_THREADS);
   if (in->staging_pool_bytes && in->staging_pool_bytes < MIN_STAGING_CHUNK)
     return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
                     "staging_pool_bytes %zu is below 4 KiB",
@@ -438,6 +453,7 @@ static void set_numbers(const struct hipobj_client_config *in,
                                  : DEF_STAGING_CHUNK;
   /* Whole chunks only: the pool never exceeds what was given. */
   out->staging_pool_bytes -= out->staging_pool_bytes % out->staging_chunk_bytes;
+  out->io_threads = in->io_threads ? in->io_threads : default_io_threads();
 }
 
 /* The RDMA settings: config fields, else HIPOBJ_RDMA (the device and GID
@@ -476,13 +492,32 @@ static int resolve_rdma(struct resolver *r,
   return HIPOBJ_OK;
 }
 
+/* io_threads: the field, else HIPOBJ_IO_THREADS, else half the CPUs. */
+static int resolve_io_threads(struct resolver *r,
+                              const struct hipobj_client_config *in,
+                              struct hcfg *out) {
+  if (in->io_threads)
+    return HIPOBJ_OK; /* set_numbers took it */
+  const char *v = env_get(r, "HIPOBJ_IO_THREADS");
+  if (!v)
+    return HIPOBJ_OK;
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*end || n < 1 || n > (long)MAX_IO_THREADS)
+    return herr_set(r->err, HIPOBJ_E_CONFIG, OP,
+                    "HIPOBJ_IO_THREADS='%s' is not a number in 1..%u", v,
+                    MAX_IO_THREADS);
+  out->io_threads = (unsigned)n;
+  return HIPOBJ_OK;
+}
+
 static int resolve(struct resolver *r, const struct hipobj_client_config *in,
                    struct hcfg *out) {
   int rc = check_numbers(r, in);
   if (rc)
     return rc;
   set_numbers(in, out);
-  if ((rc = resolve_rdma(r, in, out)))
+  if ((rc = resolve_rdma(r, in, out)) || (rc = resolve_io_threads(r, in, out)))
     return rc;
 
   int explicit_profile = 1;

@@ -34,6 +34,7 @@ struct hcfg {
   int rdma_gid_index;         /* -1: choose */
   size_t staging_pool_bytes;  /* pinned staging memory for GPU data */
   size_t staging_chunk_bytes; /* one staging chunk */
+  unsigned io_threads;        /* HTTP engine workers, resolved (>= 1) */
   const char
       *creds_source; /* static text: "config", "environment", "profile" */
 };

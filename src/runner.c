@@ -172,6 +172,29 @@ static void on_progress(void *ctx, uint64_t sent, uint64_t received) {
   }
 }
 
+void hxctl_init(struct hxctl *ctl) {
+  pthread_mutex_init(&ctl->report_lock, NULL);
+}
+
+void hxctl_destroy(struct hxctl *ctl) {
+  pthread_mutex_destroy(&ctl->report_lock);
+}
+
+void hxctl_report(struct hxctl *ctl, uint64_t done, uint64_t total) {
+  if (!ctl || !ctl->progress)
+    return;
+  pthread_mutex_lock(&ctl->report_lock);
+  if (done > ctl->reported_done || total != ctl->reported_total ||
+      (!done && !total)) {
+    if (done < ctl->reported_done)
+      done = ctl->reported_done; /* a later total, never fewer bytes */
+    ctl->reported_done = done;
+    ctl->reported_total = total;
+    ctl->progress(ctl->user, done, total);
+  }
+  pthread_mutex_unlock(&ctl->report_lock);
+}
+
 void hxctl_add(struct hxctl *ctl, uint64_t delta) {
   if (!ctl || !delta)
     return;
@@ -179,18 +202,15 @@ void hxctl_add(struct hxctl *ctl, uint64_t delta) {
   uint64_t total = __atomic_load_n(&ctl->total, __ATOMIC_RELAXED);
   if (total && done > total)
     done = total;
-  if (ctl->progress)
-    ctl->progress(ctl->user, done, total);
+  hxctl_report(ctl, done, total);
 }
 
 void hxctl_set_total(struct hxctl *ctl, uint64_t total) {
   if (!ctl)
     return;
   __atomic_store_n(&ctl->total, total, __ATOMIC_RELAXED);
-  hxctl_add(ctl, 0);
-  if (ctl->progress)
-    ctl->progress(ctl->user, __atomic_load_n(&ctl->done, __ATOMIC_RELAXED),
-                  total);
+  uint64_t done = __atomic_load_n(&ctl->done, __ATOMIC_RELAXED);
+  hxctl_report(ctl, total && done > total ? total : done, total);
 }
 
 /* The engine reads a streamed body through here, so that a source that

@@ -65,8 +65,7 @@ static void xfer_run(struct hipobj_xfer *x) {
   if (x->status == HIPOBJ_OK) {
     hipobj_error_clear(&x->err);
     /* The last report says everything arrived. */
-    if (x->ctl.progress)
-      x->ctl.progress(x->ctl.user, x->res.bytes, x->res.bytes);
+    hxctl_report(&x->ctl, x->res.bytes, x->res.bytes);
   }
   pthread_mutex_lock(&x->lock);
   x->finished = 1;
@@ -171,6 +170,7 @@ static void xfer_free_fields(struct hipobj_xfer *x) {
   free(x->content_type);
   pthread_cond_destroy(&x->cond);
   pthread_mutex_destroy(&x->lock);
+  hxctl_destroy(&x->ctl);
 }
 
 /* Checks the common arguments and fills x (on the stack or the heap). */
@@ -207,6 +207,7 @@ static int xfer_init(struct hipobj_xfer *x, enum xfer_kind kind,
   x->key = strdup(key);
   pthread_mutex_init(&x->lock, NULL);
   pthread_cond_init(&x->cond, NULL);
+  hxctl_init(&x->ctl);
   if (xopts) {
     x->done = xopts->done;
     x->user = xopts->user;

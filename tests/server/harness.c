@@ -137,7 +137,14 @@ void srv_cleanup(struct server_proc *s) {
 
 struct hipobj_client *mk_client(const char *url, const char *ak, const char *sk,
                                 unsigned max_attempts) {
+  return mk_client_io(url, ak, sk, max_attempts, 0);
+}
+
+struct hipobj_client *mk_client_io(const char *url, const char *ak,
+                                   const char *sk, unsigned max_attempts,
+                                   unsigned io_threads) {
   struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.io_threads = io_threads;
   cfg.endpoint_url = url;
   cfg.region = T_REGION;
   cfg.access_key_id = ak ? ak : T_AK;

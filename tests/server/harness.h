@@ -39,6 +39,10 @@ void srv_cleanup(struct server_proc *s);
 
 struct hipobj_client *mk_client(const char *url, const char *ak, const char *sk,
                                 unsigned max_attempts);
+/* The same with io_threads HTTP engine workers (0: the library's choice). */
+struct hipobj_client *mk_client_io(const char *url, const char *ak,
+                                   const char *sk, unsigned max_attempts,
+                                   unsigned io_threads);
 
 struct http_resp {
   int status; /* 0: no answer (connection closed) */

@@ -3,7 +3,9 @@
  * 1..16 verified byte for byte, an overwrite between parts failing cleanly,
  * a failing part retried alone, cancellation of GETs and multipart PUTs
  * (the upload aborted on the server), and monotonic progress ending at the
- * total. */
+ * total, reported one call at a time. The client runs IO_THREADS HTTP
+ * workers (whatever the CPU count), so parts really complete on several
+ * threads at once. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "harness.h"
 
 #define PS (64u * 1024) /* GET part size in these tests */
+#define IO_THREADS 4
 
 static struct server_proc srv;
 static struct hipobj_client *cli;
@@ -40,7 +43,7 @@ TestSuite(parallel, .init = init, .fini = fini, .timeout = 120);
 static void start(const char *spec) {
   const char *extra[] = {"--faults", spec, NULL};
   srv_start(&srv, NULL, spec ? extra : NULL);
-  cli = mk_client(srv.url, NULL, NULL, 4);
+  cli = mk_client_io(srv.url, NULL, NULL, 4, IO_THREADS);
   OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
 }
 
@@ -194,17 +197,29 @@ struct progress_log {
   unsigned calls;
   int went_back;
   int done_calls, done_status;
+  int inside, overlapped; /* calls running now; ever more than one */
+  pthread_t threads[IO_THREADS + 2];
+  unsigned n_threads; /* distinct threads that reported */
 };
 
 static void on_progress(void *user, uint64_t done, uint64_t total) {
   struct progress_log *p = user;
+  if (__atomic_add_fetch(&p->inside, 1, __ATOMIC_SEQ_CST) > 1)
+    p->overlapped = 1;
   pthread_mutex_lock(&p->lock);
   if (done < p->last_done)
     p->went_back = 1;
   p->last_done = done;
   p->last_total = total;
   p->calls++;
+  unsigned i = 0;
+  while (i < p->n_threads && !pthread_equal(p->threads[i], pthread_self()))
+    i++;
+  if (i == p->n_threads && i < sizeof p->threads / sizeof p->threads[0])
+    p->threads[p->n_threads++] = pthread_self();
   pthread_mutex_unlock(&p->lock);
+  usleep(200); /* a window in which an unserialised call would overlap */
+  __atomic_sub_fetch(&p->inside, 1, __ATOMIC_SEQ_CST);
 }
 
 static void on_done(struct hipobj_xfer *x, int status, void *user) {
@@ -238,9 +253,12 @@ Test(parallel, async_progress_is_monotonic_and_ends_at_total) {
   cr_assert_eq(res.retries, 1);
   cr_assert_eq(memcmp(data, back, n), 0);
   cr_assert_eq(log.went_back, 0, "progress went backwards");
+  cr_assert_eq(log.overlapped, 0, "progress calls overlapped");
   cr_assert_eq(log.last_done, n);
   cr_assert_eq(log.last_total, n);
   cr_assert_gt(log.calls, 1);
+  /* Three parts at a time on four workers: they report from several. */
+  cr_assert_geq(log.n_threads, 2, "progress from %u thread(s)", log.n_threads);
   cr_assert_eq(log.done_calls, 1);
   cr_assert_eq(log.done_status, HIPOBJ_OK);
 
@@ -258,6 +276,7 @@ Test(parallel, async_progress_is_monotonic_and_ends_at_total) {
   hipobj_xfer_free(x);
   cr_assert_eq(res.parts, 3);
   cr_assert_eq(plog.went_back, 0);
+  cr_assert_eq(plog.overlapped, 0);
   cr_assert_eq(plog.last_done, big);
   cr_assert_eq(plog.last_total, big);
   free(up);

@@ -272,6 +272,37 @@ Test(config, part_size_limits) {
   hcfg_free(&c);
 }
 
+Test(config, io_threads_default_and_limits) {
+  env_keys();
+  struct hcfg c;
+  resolve_ok(NULL, &c);
+  /* Half the online CPUs, 1 to 8. */
+  long half = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+  unsigned want = half < 1 ? 1 : half > 8 ? 8 : (unsigned)half;
+  cr_assert_eq(c.io_threads, want, "%u, want %u", c.io_threads, want);
+  hcfg_free(&c);
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.io_threads = 64;
+  resolve_ok(&cfg, &c);
+  cr_assert_eq(c.io_threads, 64);
+  hcfg_free(&c);
+  cfg.io_threads = 65;
+  const char *m = resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT);
+  cr_assert(strstr(m, "io_threads 65"), "%s", m);
+  /* The environment, when the field is unset; the field wins. */
+  set_env("HIPOBJ_IO_THREADS", "3");
+  resolve_ok(NULL, &c);
+  cr_assert_eq(c.io_threads, 3);
+  hcfg_free(&c);
+  cfg.io_threads = 5;
+  resolve_ok(&cfg, &c);
+  cr_assert_eq(c.io_threads, 5);
+  hcfg_free(&c);
+  set_env("HIPOBJ_IO_THREADS", "0");
+  m = resolve_fail(NULL, HIPOBJ_E_CONFIG);
+  cr_assert(strstr(m, "HIPOBJ_IO_THREADS='0'"), "%s", m);
+}
+
 Test(config, bad_addressing) {
   env_keys();
   struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
