@@ -37,6 +37,10 @@ static const char usage_text[] =
     "  --part-size SIZE      multipart part / download chunk size "
     "(\"8MiB\")\n"
     "  --concurrency N       parallel parts per transfer\n"
+    "  --staging-pool SIZE   host memory for staging files and GPU memory\n"
+    "                        (default: the library's)\n"
+    "  --io-threads N        threads moving HTTP bytes (default: half the\n"
+    "                        CPUs, 1 to 8)\n"
     "  --rdma MODE           auto (default: RDMA when possible), off, require\n"
     "  --content-type T      Content-Type of uploaded objects\n"
     "  --unsigned-payload    send UNSIGNED-PAYLOAD instead of the body's\n"
@@ -67,6 +71,8 @@ enum opt_id {
   OPT_PROFILE,
   OPT_PART_SIZE,
   OPT_CONCURRENCY,
+  OPT_STAGING_POOL,
+  OPT_IO_THREADS,
   OPT_RDMA,
   OPT_CONTENT_TYPE,
   OPT_NO_VERIFY,
@@ -92,6 +98,8 @@ static const struct option_def {
     {"profile", 0, 1, OPT_PROFILE},
     {"part-size", 0, 1, OPT_PART_SIZE},
     {"concurrency", 0, 1, OPT_CONCURRENCY},
+    {"staging-pool", 0, 1, OPT_STAGING_POOL},
+    {"io-threads", 0, 1, OPT_IO_THREADS},
     {"rdma", 0, 1, OPT_RDMA},
     {"content-type", 0, 1, OPT_CONTENT_TYPE},
     {"no-verify-ssl", 0, 0, OPT_NO_VERIFY},
@@ -137,14 +145,26 @@ static int apply_option(struct cli *c, const struct option_def *o,
     c->part_size = v;
     break;
   }
-  case OPT_CONCURRENCY: {
+  case OPT_STAGING_POOL: {
+    uint64_t v = 0;
+    if (hipobj_parse_size(value, &v) != HIPOBJ_OK || v == 0 || v > SIZE_MAX)
+      return report_usage("--staging-pool: '%s' is not a size (e.g. 64MiB)",
+                          value);
+    c->staging_pool = (size_t)v;
+    break;
+  }
+  case OPT_CONCURRENCY:
+  case OPT_IO_THREADS: {
+    const char *name = o->id == OPT_CONCURRENCY ? "concurrency" : "io-threads";
+    unsigned long max = o->id == OPT_CONCURRENCY ? 1024 : 64;
     char *end = NULL;
     errno = 0;
     unsigned long v = strtoul(value, &end, 10);
-    if (errno || end == value || *end || v == 0 || v > 1024 || value[0] == '-')
-      return report_usage("--concurrency: '%s' is not a number in 1..1024",
-                          value);
-    c->concurrency = (unsigned)v;
+    if (errno || end == value || *end || v == 0 || v > max || value[0] == '-')
+      return report_usage("--%s: '%s' is not a number in 1..%lu", name, value,
+                          max);
+    *(o->id == OPT_CONCURRENCY ? &c->concurrency : &c->io_threads) =
+        (unsigned)v;
     break;
   }
   case OPT_CONTENT_TYPE:
@@ -267,6 +287,8 @@ int cli_connect(struct cli *c) {
   cfg.ca_bundle = c->ca_bundle;
   cfg.part_size = c->part_size;
   cfg.concurrency = c->concurrency;
+  cfg.staging_pool_bytes = c->staging_pool;
+  cfg.io_threads = c->io_threads;
   cfg.rdma_policy = c->rdma;
   /* More parallel parts than connections would only queue. */
   if (c->concurrency > 16)

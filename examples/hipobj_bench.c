@@ -344,6 +344,8 @@ static int bench_client(struct bench *b, unsigned conc,
   cfg.ca_bundle = c->ca_bundle;
   cfg.part_size = b->part_size ? b->part_size : c->part_size;
   cfg.concurrency = conc;
+  cfg.io_threads = c->io_threads;
+  cfg.staging_pool_bytes = c->staging_pool;
   if (conc > 16)
     cfg.max_connections = conc; /* more parts than connections would queue */
   cfg.unsigned_payload = b->unsigned_payload;

@@ -28,6 +28,8 @@ struct cli {
   const char *ca_bundle;
   uint64_t part_size;           /* 0: library default (8 MiB) */
   unsigned concurrency;         /* 0: library default */
+  size_t staging_pool;          /* --staging-pool; 0: library default */
+  unsigned io_threads;          /* --io-threads; 0: library default */
   enum hipobj_rdma_policy rdma; /* --rdma; 0: library default */
   int no_verify_ssl;
   int unsigned_payload; /* --unsigned-payload */
