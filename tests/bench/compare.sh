@@ -17,13 +17,18 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: tests/bench/compare.sh [--server hipobj|rgw] [--size 1GiB] [--runs 3]
-                              [--small-count 1000] [--build DIR]
+                              [--small-count 1000] [--build DIR] [--tmp DIR]
                               [--tools hipobj,hipobj-u,awscrt,curl,aws,s3cmd]
   --server hipobj  build/tests/server/hipobj-server on 127.0.0.1:80 (default)
   --server rgw     tests/ceph-rgw.sh on 127.0.0.1:18080 (RGW_ACCESS_KEY /
                    RGW_SECRET_KEY); awscrt reaches it through a forwarder
                    on :80 (awscrt 0.16 only connects to port 80)
   --build DIR      meson build directory with examples/hipobj (default build)
+  --tmp DIR        where the data, downloads and hipobj-server's root go
+                   (default /tmp; /dev/shm keeps the server off the disk)
+The peer tools are Debian's (/usr/bin/python3 with awscrt, /usr/bin/aws,
+s3cmd on PATH, /usr/bin/time); HIPOBJ_COMPARE_PY, HIPOBJ_COMPARE_AWS and
+HIPOBJ_COMPARE_TIME name others (tests/bench/peers-env.sh sets them).
 EOF
 }
 
@@ -32,15 +37,16 @@ die() {
   exit 1
 }
 
-server=hipobj size_arg=1GiB runs=3 small=1000 build=build
+server=hipobj size_arg=1GiB runs=3 small=1000 build=build tmpbase=/tmp
 tools_arg=hipobj,hipobj-u,awscrt,curl,aws,s3cmd
 while [ $# -gt 0 ]; do
   case "$1" in
-  --server | --size | --runs | --small-count | --build | --tools)
+  --server | --size | --runs | --small-count | --build | --tools | --tmp)
     [ $# -ge 2 ] || die "$1 needs a value"
     case "$1" in
     --server) server=$2 ;; --size) size_arg=$2 ;; --runs) runs=$2 ;;
     --small-count) small=$2 ;; --build) build=$2 ;; --tools) tools_arg=$2 ;;
+    --tmp) tmpbase=$2 ;;
     esac
     shift 2
     ;;
@@ -69,12 +75,16 @@ small_size=4096
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 case "$build" in /*) ;; *) build=$repo/$build ;; esac
 HIPOBJ=$build/examples/hipobj
-PY=/usr/bin/python3 # Debian's, which has awscrt (pyenv's may come first)
-AWS=/usr/bin/aws    # Debian's awscli v2 (another aws may come first)
+# Debian's python3, which has awscrt (pyenv's may come first on PATH), and
+# Debian's awscli v2 (another aws may come first).
+PY=${HIPOBJ_COMPARE_PY:-/usr/bin/python3}
+AWS=${HIPOBJ_COMPARE_AWS:-/usr/bin/aws}
+TIME=${HIPOBJ_COMPARE_TIME:-/usr/bin/time}
 for b in curl sha256sum timeout "$PY"; do
   command -v "$b" >/dev/null || die "missing $b"
 done
-[ -x /usr/bin/time ] || die "missing GNU time (apt-get install time)"
+[ -x "$TIME" ] || die "missing GNU time $TIME (apt-get install time)"
+[ -d "$tmpbase" ] || die "--tmp: no directory $tmpbase"
 
 # Tools that cannot run are left out with the reason, not failed.
 tools=()
@@ -101,7 +111,7 @@ fi
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-tmp=$(mktemp -d /tmp/hipobj-compare.XXXXXX)
+tmp=$(mktemp -d "$tmpbase/hipobj-compare.XXXXXX")
 server_pid="" fwd_pid="" rgw_dir=""
 cleanup() {
   local rc=$?
@@ -124,7 +134,11 @@ if [ "$server" = hipobj ]; then
   [ -x "$bin" ] || die "no $bin (build it: ninja -C $build)"
   ! port_busy $port || die "port $port is in use"
   AK=comparebench SK=compare-bench-secret-0123456789
-  "$bin" --root "$tmp/root" --listen 127.0.0.1:$port --access-key "$AK" \
+  # A worker thread per core (at least its default 4): the server should
+  # not be what limits a parallel client on a big machine.
+  threads=$(nproc)
+  [ "$threads" -ge 4 ] || threads=4
+  "$bin" --root "$tmp/root" --listen 127.0.0.1:$port --access-key "$AK" --threads "$threads" \
     --secret-key "$SK" --log-level warn >"$tmp/server.out" 2>"$tmp/server.err" &
   server_pid=$!
   for _ in $(seq 100); do
@@ -271,7 +285,7 @@ run_one() {
   rm -rf "$out" "$dl" && mkdir -p "$dl"
   sync # no tool pays for the write-back of another's files
   t0=$EPOCHREALTIME
-  if ! /usr/bin/time -f '%M %U %S' -o "$tmp/time" timeout 900 "${cmd[@]}" >"$tmp/stdout" 2>"$tmp/stderr"; then
+  if ! "$TIME" -f '%M %U %S' -o "$tmp/time" timeout 900 "${cmd[@]}" >"$tmp/stdout" 2>"$tmp/stderr"; then
     cat "$tmp/stderr" >&2
     die "$t $op (run $run) failed: ${cmd[*]}"
   fi
@@ -327,6 +341,7 @@ mem=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)
 echo
 echo "hipobj vs other S3 clients: server $server ($EP), $(nproc) CPU(s) ${cpu_model:-?}, $mem RAM, Linux $(uname -r)"
 echo "big object $size_arg, $small x $small_size B small GETs, $runs run(s) each, tools in rotating order, $((SECONDS - started)) s"
+echo "files and server root in $tmpbase ($(stat -f -c %T "$tmp")${threads:+, hipobj-server --threads $threads})"
 "$PY" - "$tmp/results" "$size" "$small" "$awscrt_note" <<'EOF'
 import statistics, sys
 path, size, small, note = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

@@ -67,11 +67,56 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
   done
 fi
 
-# HIPOBJ_DEVICE_JOB=scaling: the concurrency benchmark of tests/bench
-# instead of the GPU end-to-end checks.
-if [ "${HIPOBJ_DEVICE_JOB:-}" = scaling ]; then
-  bash tests/bench/scaling.sh "$server" "$cli" 2>&1 | tee "$out/scaling.log"
-  exit "${PIPESTATUS[0]}"
+# HIPOBJ_DEVICE_JOB: a comma-separated list of benchmarks of tests/bench to
+# run instead of the GPU end-to-end checks:
+#   scaling  GET/PUT throughput against concurrency (scaling.sh)
+#   compare  hipobj against aws-c-s3, curl, awscli and s3cmd (compare.sh),
+#            with the tools packed by tests/bench/pack-peers.sh into .dev
+#   sweep    `hipobj cp` over concurrency x staging pool (cp-sweep.sh;
+#            HIPOBJ_SWEEP_CONCURRENCY, HIPOBJ_SWEEP_POOL,
+#            HIPOBJ_SWEEP_IO_THREADS: the values)
+if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
+  rc=0
+  IFS=, read -r -a jobs <<<"$HIPOBJ_DEVICE_JOB"
+  # Files and the server's root in memory when there is room: the disk of
+  # this machine is not what the clients are compared on.
+  tmpdir=/tmp
+  free_kib=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')
+  [ "${free_kib:-0}" -gt $((12 << 20)) ] && tmpdir=/dev/shm
+  for job in "${jobs[@]}"; do
+    case "$job" in
+    scaling)
+      bash tests/bench/scaling.sh "$server" "$cli" 2>&1 | tee "$out/scaling.log"
+      [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+      ;;
+    compare)
+      # compare.sh wants a build directory: one of links to the programs.
+      fake=/tmp/hipobj-device-build
+      rm -rf "$fake" && mkdir -p "$fake/examples" "$fake/tests/server"
+      ln -s "$(realpath "$cli")" "$fake/examples/hipobj"
+      ln -s "$(realpath "$server")" "$fake/tests/server/hipobj-server"
+      if (. tests/bench/peers-env.sh .dev/peers.tar.xz &&
+        bash tests/bench/compare.sh --build "$fake" --tmp "$tmpdir" \
+          ${HIPOBJ_COMPARE_ARGS:-}) 2>&1 | tee "$out/compare.log"; then
+        :
+      else
+        rc=1
+      fi
+      ;;
+    sweep)
+      bash tests/bench/cp-sweep.sh "$server" "$cli" --tmp "$tmpdir" \
+        --concurrency "${HIPOBJ_SWEEP_CONCURRENCY:-default 16 32}" \
+        --pool "${HIPOBJ_SWEEP_POOL:-default 128MiB}" \
+        --io-threads "${HIPOBJ_SWEEP_IO_THREADS:-default}" 2>&1 | tee "$out/sweep.log"
+      [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+      ;;
+    *)
+      log "HIPOBJ_DEVICE_JOB: unknown job '$job' (scaling, compare, sweep)"
+      rc=2
+      ;;
+    esac
+  done
+  exit "$rc"
 fi
 bash tests/gpu/gpu-e2e.sh "$server" "$cli" "$suite" "$bench" 2>&1 |
   tee "$out/gpu-e2e.log"
