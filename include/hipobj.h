@@ -398,7 +398,8 @@ struct hipobj_client_config {
                                    together (per GPU platform); allocated on
                                    first use, kept until the client is
                                    destroyed. Transfers wait for chunks when
-                                   it is exhausted. Default 32 MiB; at least
+                                   it is exhausted. Default 8 MiB per I/O
+                                   thread, at least 32 MiB; at least
                                    one chunk. */
   size_t staging_chunk_bytes; /**< Size of one staging chunk (the unit of a
                                    GPU copy); default 4 MiB (or the pool

@@ -651,6 +651,7 @@ Test(staging, staging_config_defaults_and_limits) {
   cfg.access_key_id = "AK";
   cfg.secret_access_key = "SK";
   cfg.log_level = HIPOBJ_LOG_NONE;
+  cfg.io_threads = 1;
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK);
   struct hstage_pool_stats ps;
   hstage_pool_stats(cli->stage_pool, HIPOBJ_MEM_CUDA, &ps);
@@ -659,6 +660,14 @@ Test(staging, staging_config_defaults_and_limits) {
   cr_assert_eq(ps.allocated, 0, "nothing pinned before a GPU transfer");
   hipobj_client_destroy(cli);
   cli = NULL;
+  /* 8 MiB per I/O thread beyond four threads. */
+  cfg.io_threads = 8;
+  cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK);
+  hstage_pool_stats(cli->stage_pool, HIPOBJ_MEM_CUDA, &ps);
+  cr_assert_eq(ps.max_chunks, 16, "64 MiB for 8 I/O threads");
+  hipobj_client_destroy(cli);
+  cli = NULL;
+  cfg.io_threads = 0;
   struct hipobj_client *c2 = NULL;
   cfg.staging_pool_bytes = 1u << 20; /* smaller than a default chunk */
   cr_assert_eq(hipobj_client_create(&cfg, &c2, err), HIPOBJ_OK);
