@@ -10,10 +10,10 @@
 #include "config.h"
 #include "error_int.h"
 #include "log.h"
+#include "workq.h"
 
 struct hstage_pool;
-struct hpool;
-struct hhash_pool;
+struct hworkq;
 struct rdma_engine;
 /* GPUs per runtime with an RDMA engine of their own (rdma_glue.c). */
 #define HRDMA_GPU_ENGINES 16
@@ -53,7 +53,7 @@ struct hipobj_client {
   struct s3_http *http;  /* thread-safe submission */
   struct hlog log;
   struct hstage_pool *stage_pool; /* pinned chunks for GPU data (staging.h) */
-  struct hpool *async_pool;       /* threads of the asynchronous API (xfer.c) */
+  struct hworkq *async_pool;      /* threads of the asynchronous API (xfer.c) */
   pthread_mutex_t async_lock;     /* guards creating async_pool and rdma */
   struct rdma_engine *rdma;       /* created on first use (rdma_glue.c) */
   /* GPU memory: an engine on the NIC nearest each GPU (HIP, CUDA x device
@@ -64,7 +64,7 @@ struct hipobj_client {
   struct hrdma_regs *rdma_regs; /* explicit registrations (rdma_api.c) */
   struct s3_sigv4_key_cache sign_cache; /* signing key of the day (sigv4.h) */
   /* Threads hashing signed payloads (runner.c), created on first use. */
-  struct hhash_pool *hash_pool;
+  struct hworkq *hash_pool;
   pthread_mutex_t hash_lock; /* guards creating hash_pool */
 };
 
@@ -128,7 +128,7 @@ struct hreq {
   pthread_mutex_t *wait_lock;
   pthread_cond_t *wait_cond;
   int *wait_flag;
-  struct hreq *hash_next; /* queue of the hashing threads */
+  struct hworkq_item hash_item; /* in the hashing threads' queue */
 };
 
 /* Prepares r for a request; name is the operation name for messages. */

@@ -6,6 +6,7 @@
  * payload is hashed on the client's hashing threads, so the parts of a
  * multipart upload are hashed in parallel and the submitting thread goes on
  * submitting. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "../s3/xml.h"
 #include "client_int.h"
 #include "strutil.h"
+#include "workq.h"
 
 #define BACKOFF_CAP_MS 20000u
 /* Payloads from this size on are hashed on a hashing thread: below it the
@@ -310,82 +312,38 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
 
 /* ---- hashing threads ----------------------------------------------------- */
 
-struct hhash_pool {
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  struct hreq *head, *tail;
-  int stop;
-  unsigned n;
-  pthread_t th[HASH_MAX_THREADS];
-};
-
 static int hash_payload(struct hreq *r);
 static void send_first(struct hreq *r);
 
-static void *hash_main(void *arg) {
-  struct hhash_pool *p = arg;
-  pthread_mutex_lock(&p->lock);
-  for (;;) {
-    while (!p->head && !p->stop)
-      pthread_cond_wait(&p->cond, &p->lock);
-    if (!p->head)
-      break; /* stopping, and nothing left */
-    struct hreq *r = p->head;
-    p->head = r->hash_next;
-    if (!p->head)
-      p->tail = NULL;
-    pthread_mutex_unlock(&p->lock);
-    if (hash_payload(r) != HIPOBJ_OK) {
-      if (r->done)
-        r->done(r, r->done_ctx);
-    } else {
-      send_first(r);
-    }
-    pthread_mutex_lock(&p->lock);
+static void hash_run(struct hworkq_item *it) {
+  struct hreq *r =
+      (struct hreq *)((char *)it - offsetof(struct hreq, hash_item));
+  if (hash_payload(r) != HIPOBJ_OK) {
+    if (r->done)
+      r->done(r, r->done_ctx);
+  } else {
+    send_first(r);
   }
-  pthread_mutex_unlock(&p->lock);
-  return NULL;
 }
 
 /* The client's hashing threads (one per CPU, at most HASH_MAX_THREADS),
- * started on first use; NULL when none can be started. */
-static struct hhash_pool *hash_pool(struct hipobj_client *c) {
+ * created on first use; NULL when out of memory. */
+static struct hworkq *hash_pool(struct hipobj_client *c) {
   pthread_mutex_lock(&c->hash_lock);
-  struct hhash_pool *p = c->hash_pool;
-  if (!p && (p = calloc(1, sizeof *p)) != NULL) {
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->cond, NULL);
+  if (!c->hash_pool) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned want = cpus < 1                  ? 1
                     : cpus > HASH_MAX_THREADS ? HASH_MAX_THREADS
                                               : (unsigned)cpus;
-    while (p->n < want && pthread_create(&p->th[p->n], NULL, hash_main, p) == 0)
-      p->n++;
-    if (p->n == 0) {
-      pthread_cond_destroy(&p->cond);
-      pthread_mutex_destroy(&p->lock);
-      free(p);
-      p = NULL;
-    }
-    c->hash_pool = p;
+    c->hash_pool = hworkq_create(want, hash_run);
   }
+  struct hworkq *q = c->hash_pool;
   pthread_mutex_unlock(&c->hash_lock);
-  return p;
+  return q;
 }
 
 void hreq_hash_pool_destroy(struct hipobj_client *c) {
-  struct hhash_pool *p = c->hash_pool;
-  if (!p)
-    return;
-  pthread_mutex_lock(&p->lock);
-  p->stop = 1;
-  pthread_cond_broadcast(&p->cond);
-  pthread_mutex_unlock(&p->lock);
-  for (unsigned i = 0; i < p->n; i++)
-    pthread_join(p->th[i], NULL);
-  pthread_cond_destroy(&p->cond);
-  pthread_mutex_destroy(&p->lock);
-  free(p);
+  hworkq_destroy(c->hash_pool);
   c->hash_pool = NULL;
 }
 
@@ -435,22 +393,12 @@ int hreq_submit(struct hreq *r) {
   r->retries = 0;
   r->attempt = 0;
   r->payload_hash[0] = '\0';
-  struct hhash_pool *p;
+  struct hworkq *q;
+  /* Hashed and sent by a hashing thread, when one runs; completion through
+   * done as for any other outcome. */
   if (needs_hash(r) && r->body_len >= HASH_ASYNC_MIN &&
-      (p = hash_pool(r->client)) != NULL) {
-    /* Hashed and sent by a hashing thread; completion through done as
-     * for any other outcome. */
-    r->hash_next = NULL;
-    pthread_mutex_lock(&p->lock);
-    if (p->tail)
-      p->tail->hash_next = r;
-    else
-      p->head = r;
-    p->tail = r;
-    pthread_cond_signal(&p->cond);
-    pthread_mutex_unlock(&p->lock);
+      (q = hash_pool(r->client)) != NULL && hworkq_push(q, &r->hash_item) == 0)
     return HIPOBJ_OK;
-  }
   if (hash_payload(r) != HIPOBJ_OK || attempt(r, 0) != 0) {
     if (r->done)
       r->done(r, r->done_ctx);

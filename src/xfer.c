@@ -4,6 +4,7 @@
  * Asynchronous transfers are driven by a small per-client pool of threads
  * (created on first use); the HTTP work itself always happens on the
  * client's I/O thread, so many parts are in flight whatever drives them. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +12,9 @@
 #include "gpu.h"
 #include "ops.h"
 #include "strutil.h"
+#include "workq.h"
 
-#define POOL_MAX_THREADS 16
+#define POOL_MAX_THREADS 16u
 
 enum xfer_kind { XFER_GET, XFER_PUT };
 
@@ -34,16 +36,7 @@ struct hipobj_xfer {
   struct hipobj_error err;
   struct hipobj_xfer_result res;
   double t0;
-  struct hipobj_xfer *next; /* pool queue */
-};
-
-struct hpool {
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  struct hipobj_xfer *head, *tail;
-  pthread_t threads[POOL_MAX_THREADS];
-  unsigned n_threads, n_idle;
-  int stop;
+  struct hworkq_item qitem; /* in the client's transfer-thread queue */
 };
 
 /* ---- running one transfer ------------------------------------------------ */
@@ -79,84 +72,31 @@ static void xfer_run(struct hipobj_xfer *x) {
   pthread_mutex_unlock(&x->lock);
 }
 
-static void *pool_main(void *arg) {
-  struct hpool *p = arg;
-  pthread_mutex_lock(&p->lock);
-  for (;;) {
-    while (!p->head && !p->stop)
-      pthread_cond_wait(&p->cond, &p->lock);
-    if (!p->head)
-      break; /* stopping, queue drained */
-    struct hipobj_xfer *x = p->head;
-    p->head = x->next;
-    if (!p->head)
-      p->tail = NULL;
-    p->n_idle--;
-    pthread_mutex_unlock(&p->lock);
-    xfer_run(x);
-    pthread_mutex_lock(&p->lock);
-    p->n_idle++;
-  }
-  pthread_mutex_unlock(&p->lock);
-  return NULL;
+static void pool_run(struct hworkq_item *it) {
+  xfer_run(
+      (struct hipobj_xfer *)((char *)it - offsetof(struct hipobj_xfer, qitem)));
 }
 
 static int pool_submit(struct hipobj_client *c, struct hipobj_xfer *x,
                        struct hipobj_error *err) {
   pthread_mutex_lock(&c->async_lock);
-  if (!c->async_pool) {
-    struct hpool *p = calloc(1, sizeof *p);
-    if (!p) {
-      pthread_mutex_unlock(&c->async_lock);
-      return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "StartTransfer",
-                      "out of memory");
-    }
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->cond, NULL);
-    c->async_pool = p;
-  }
-  struct hpool *p = c->async_pool;
+  if (!c->async_pool)
+    c->async_pool = hworkq_create(POOL_MAX_THREADS, pool_run);
+  struct hworkq *q = c->async_pool;
   pthread_mutex_unlock(&c->async_lock);
-
-  pthread_mutex_lock(&p->lock);
-  x->next = NULL;
-  if (p->tail)
-    p->tail->next = x;
-  else
-    p->head = x;
-  p->tail = x;
+  if (!q)
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "StartTransfer",
+                    "out of memory");
   /* A thread per waiting transfer, up to the cap; beyond it transfers
    * queue (each one already keeps `concurrency` requests in flight). */
-  if (p->n_idle == 0 && p->n_threads < POOL_MAX_THREADS &&
-      pthread_create(&p->threads[p->n_threads], NULL, pool_main, p) == 0) {
-    p->n_threads++;
-    p->n_idle++;
-  }
-  int ok = p->n_threads > 0;
-  if (!ok) {
-    p->head = p->tail = NULL;
-  }
-  pthread_cond_signal(&p->cond);
-  pthread_mutex_unlock(&p->lock);
-  if (!ok)
+  if (hworkq_push(q, &x->qitem) != 0)
     return herr_set(err, HIPOBJ_E_INTERNAL, "StartTransfer",
                     "cannot start a transfer thread");
   return HIPOBJ_OK;
 }
 
 void hxfer_pool_destroy(struct hipobj_client *c) {
-  struct hpool *p = c->async_pool;
-  if (!p)
-    return;
-  pthread_mutex_lock(&p->lock);
-  p->stop = 1;
-  pthread_cond_broadcast(&p->cond);
-  pthread_mutex_unlock(&p->lock);
-  for (unsigned i = 0; i < p->n_threads; i++)
-    pthread_join(p->threads[i], NULL);
-  pthread_cond_destroy(&p->cond);
-  pthread_mutex_destroy(&p->lock);
-  free(p);
+  hworkq_destroy(c->async_pool);
   c->async_pool = NULL;
 }
 
