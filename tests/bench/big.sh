@@ -38,14 +38,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-to_bytes() {
-  local n=${1%%[!0-9]*} unit=${1##*[0-9]}
-  [ -n "$n" ] && [ "$n$unit" = "$1" ] || return 1
-  case "${unit,,}" in
-  "" | b) echo "$n" ;; k | kib) echo $((n << 10)) ;; m | mib) echo $((n << 20)) ;;
-  g | gib) echo $((n << 30)) ;; *) return 1 ;;
-  esac
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # to_bytes
 size=$(to_bytes "$size_arg") || die "--size: '$size_arg' is not a size"
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)

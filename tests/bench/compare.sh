@@ -58,16 +58,7 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "--runs: a positive number, not '$runs'"
 [[ "$small" =~ ^[1-9][0-9]*$ ]] || die "--small-count: a positive number"
 
-# "256MiB", "1GiB", "4KiB", "100M", "12345" -> bytes
-to_bytes() {
-  local n=${1%%[!0-9]*} unit=${1##*[0-9]}
-  [ -n "$n" ] && [ "$n$unit" = "$1" ] || return 1
-  case "${unit,,}" in
-  "" | b) echo "$n" ;; k | kib) echo $((n << 10)) ;; m | mib) echo $((n << 20)) ;;
-  g | gib) echo $((n << 30)) ;; kb) echo $((n * 1000)) ;; mb) echo $((n * 1000000)) ;;
-  gb) echo $((n * 1000000000)) ;; *) return 1 ;;
-  esac
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # to_bytes
 size=$(to_bytes "$size_arg") || die "--size: '$size_arg' is not a size"
 [ "$size" -gt 0 ] || die "--size: must not be 0"
 small_size=4096

@@ -24,29 +24,16 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bytes=$(to_bytes "$size") || { echo "cp-sweep.sh: --size: '$size' is not a size" >&2 && exit 2; }
 work=$(mktemp -d "$tmpbase/hipobj-sweep.XXXXXX")
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+server_pid=
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 export AWS_ACCESS_KEY_ID=HIPOBJSWEEPKEY000001
 export AWS_SECRET_ACCESS_KEY=hipobjSweepSecret00000000000000000000001
-mkdir -p "$work/root"
-: >"$work/ready"
-threads=$(nproc)
+start_server "$server" "$work" || exit 1
+url=$server_url threads=$(nproc)
 [ "$threads" -ge 4 ] || threads=4
-"$server" --root "$work/root" --listen 127.0.0.1:0 --threads "$threads" \
-  --log-level error >"$work/ready" 2>"$work/log" &
-pid=$!
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$work/ready")
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { cat "$work/log"; exit 1; }
-bytes=$("$cli" --version >/dev/null && python3 -c "
-import re,sys
-s='$size'; m=re.fullmatch(r'(\d+)(KiB|MiB|GiB)?', s)
-print(int(m[1]) << {None:0,'KiB':10,'MiB':20,'GiB':30}[m[2]])")
 head -c "$bytes" /dev/urandom >"$work/src"
 "$cli" --endpoint-url "$url" -q mb s3://sweep
 "$cli" --endpoint-url "$url" -q --unsigned-payload cp "$work/src" s3://sweep/src

@@ -7,22 +7,13 @@
 set -euo pipefail
 server=$1 cli=$2 size=${3:-1GiB}
 work=$(mktemp -d /tmp/hipobj-scaling.XXXXXX)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+server_pid=
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 export AWS_ACCESS_KEY_ID=HIPOBJSCALINGKEY0001
 export AWS_SECRET_ACCESS_KEY=hipobjScalingSecret0000000000000000000001
-mkdir -p "$work/root"
-: >"$work/ready" # exists before the background redirection
-"$server" --root "$work/root" --listen 127.0.0.1:0 --threads 16 \
-  --log-level error >"$work/ready" 2>"$work/log" &
-pid=$!
-url=
-for _ in $(seq 100); do
-  url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$work/ready")
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { cat "$work/log"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+start_server "$server" "$work" || exit 1
+url=$server_url
 echo "scaling: $(nproc) CPUs, server $url, object $size"
 # Library defaults (signed payloads, 8 MiB parts), except the part count.
 "$cli" --endpoint-url "$url" bench --sizes "$size" --concurrency 1,2,4,8 \
