@@ -1,6 +1,7 @@
 /* test_file_mem.c - file memory (HIPOBJ_MEM_FILE, hipobj_mem_file) against a
  * real hipobj-server: GET into a file at an offset, odd sizes and parallel
- * ranged parts (concurrency 1..8, a last part of one byte), PUT and
+ * ranged parts (concurrency 1..8, a last part of one byte), concurrent
+ * GETs into one file and into files on one write stripe, PUT and
  * multipart PUT from a file range, empty objects, clear errors for a
  * read-only GET target, a PUT range past the end of the file, a bad
  * descriptor and a pipe, a write that fails for real (RLIMIT_FSIZE: EFBIG)
@@ -147,6 +148,48 @@ Test(filemem, get_into_file_at_offset_parallel_odd_sizes) {
     }
     free(data);
   }
+  pool_bounded();
+}
+
+/* Parallel GETs whose writers take turns: two objects into one file at
+ * different offsets, and a third into another file whose descriptor falls
+ * on the same write stripe (src/gpu_file.c), all running at once. */
+Test(filemem, concurrent_gets_into_one_file_and_a_shared_stripe) {
+  const size_t n = 9 * PS + 5;
+  char *a = put_pattern("turn-a", n, 71), *b = put_pattern("turn-b", n, 72);
+  char *c = put_pattern("turn-c", n, 73);
+  int fd = tmp_file("turn-ab", O_RDWR | O_TRUNC);
+  int other = tmp_file("turn-c", O_RDWR | O_TRUNC);
+  int fd2 = fcntl(other, F_DUPFD_CLOEXEC, fd + 64);
+  cr_assert_geq(fd2, 0, "F_DUPFD: %s", strerror(errno));
+  close(other);
+  cr_assert_eq(fd2 % 64, fd % 64, "descriptors %d and %d share no stripe", fd,
+               fd2);
+  struct hipobj_mem dst[3] = {hipobj_mem_file(fd, 0, n),
+                              hipobj_mem_file(fd, n + 4096, n),
+                              hipobj_mem_file(fd2, 0, n)};
+  const char *keys[3] = {"turn-a", "turn-b", "turn-c"};
+  struct hipobj_xfer *x[3];
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = PS;
+  o.concurrency = 4;
+  for (int i = 0; i < 3; i++)
+    OK(hipobj_s3_get_start(cli, T_BUCKET, keys[i], &dst[i], &o, NULL, &x[i],
+                           err));
+  for (int i = 0; i < 3; i++) {
+    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+    OK(hipobj_xfer_wait(x[i], &res, err));
+    cr_assert_eq(res.bytes, n, "%s", keys[i]);
+    hipobj_xfer_free(x[i]);
+  }
+  file_equals(fd, 0, a, n);
+  file_equals(fd, n + 4096, b, n);
+  file_equals(fd2, 0, c, n);
+  close(fd);
+  close(fd2);
+  free(a);
+  free(b);
+  free(c);
   pool_bounded();
 }
 
