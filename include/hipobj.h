@@ -372,7 +372,9 @@ struct hipobj_client_config {
                              full jitter). */
   unsigned max_connections;     /**< Concurrent connections to the endpoint;
                                    default 16. */
-  unsigned concurrency;         /**< Parallel parts per transfer; default 8. */
+  unsigned concurrency;         /**< Parallel parts per transfer; default two
+                                   per I/O thread, at least 8, beyond 8 at
+                                   most max_connections. */
   uint64_t part_size;           /**< Multipart part size; default 8 MiB. */
   uint64_t multipart_threshold; /**< PUT switches to multipart above this size;
                                    default part_size. */
@@ -398,9 +400,9 @@ struct hipobj_client_config {
                                    together (per GPU platform); allocated on
                                    first use, kept until the client is
                                    destroyed. Transfers wait for chunks when
-                                   it is exhausted. Default 8 MiB per I/O
-                                   thread, at least 32 MiB; at least
-                                   one chunk. */
+                                   it is exhausted. Default 8 MiB per part
+                                   in flight (concurrency), 32 to 256 MiB;
+                                   at least one chunk. */
   size_t staging_chunk_bytes; /**< Size of one staging chunk (the unit of a
                                    GPU copy); default 4 MiB (or the pool
                                    size, if smaller); at least 4 KiB. */

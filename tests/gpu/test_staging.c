@@ -655,16 +655,17 @@ Test(staging, staging_config_defaults_and_limits) {
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK);
   struct hstage_pool_stats ps;
   hstage_pool_stats(cli->stage_pool, HIPOBJ_MEM_CUDA, &ps);
-  cr_assert_eq(ps.max_chunks, 8, "32 MiB of 4 MiB chunks by default");
+  cr_assert_eq(ps.max_chunks, 16,
+               "64 MiB of 4 MiB chunks by default: 8 parts of 8 MiB");
   cr_assert_eq(cli->cfg.staging_chunk_bytes, 4u << 20);
   cr_assert_eq(ps.allocated, 0, "nothing pinned before a GPU transfer");
   hipobj_client_destroy(cli);
   cli = NULL;
-  /* 8 MiB per I/O thread beyond four threads. */
+  /* 8 MiB per part in flight: 16 parts for 8 I/O threads. */
   cfg.io_threads = 8;
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK);
   hstage_pool_stats(cli->stage_pool, HIPOBJ_MEM_CUDA, &ps);
-  cr_assert_eq(ps.max_chunks, 16, "64 MiB for 8 I/O threads");
+  cr_assert_eq(ps.max_chunks, 32, "128 MiB for 8 I/O threads");
   hipobj_client_destroy(cli);
   cli = NULL;
   cfg.io_threads = 0;

@@ -109,6 +109,12 @@ static void env_keys(void) {
 
 /* ---- defaults and struct handling --------------------------------------- */
 
+/* Two parts in flight per I/O thread, 8 to the 16 default connections. */
+static unsigned default_concurrency(unsigned io_threads) {
+  unsigned n = 2 * io_threads;
+  return n < 8 ? 8 : n > 16 ? 16 : n;
+}
+
 Test(config, defaults) {
   env_keys();
   struct hcfg c;
@@ -121,7 +127,7 @@ Test(config, defaults) {
   cr_assert_eq(c.max_attempts, 4);
   cr_assert_eq(c.retry_base_ms, 100);
   cr_assert_eq(c.max_connections, 16);
-  cr_assert_eq(c.concurrency, 8);
+  cr_assert_eq(c.concurrency, default_concurrency(c.io_threads));
   cr_assert_eq(c.part_size, 8 * MIB);
   cr_assert_eq(c.multipart_threshold, 8 * MIB);
   cr_assert_eq(c.addressing, HIPOBJ_ADDRESSING_AUTO);
@@ -208,7 +214,7 @@ Test(config, small_struct_size_ignores_later_fields) {
   cr_assert_eq(c.anonymous, 0);
   cr_assert_eq(c.addressing, HIPOBJ_ADDRESSING_AUTO);
   cr_assert_eq(c.part_size, 8 * MIB);
-  cr_assert_eq(c.concurrency, 8);
+  cr_assert_eq(c.concurrency, default_concurrency(c.io_threads));
   cr_assert_null(c.ca_bundle);
   hcfg_free(&c);
 
@@ -301,6 +307,38 @@ Test(config, io_threads_default_and_limits) {
   set_env("HIPOBJ_IO_THREADS", "0");
   m = resolve_fail(NULL, HIPOBJ_E_CONFIG);
   cr_assert(strstr(m, "HIPOBJ_IO_THREADS='0'"), "%s", m);
+}
+
+Test(config, concurrency_and_pool_follow_the_io_threads) {
+  env_keys();
+  struct hcfg c;
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  const struct {
+    unsigned io, max_conn, conc, want_conc;
+    size_t pool, want_pool;
+  } t[] = {
+      {1, 0, 0, 8, 0, 64 * MIB},    /* a small machine: 8 parts, 8 MiB each */
+      {4, 0, 0, 8, 0, 64 * MIB},    /* still 8 */
+      {8, 0, 0, 16, 0, 128 * MIB},  /* two per I/O thread */
+      {64, 0, 0, 16, 0, 128 * MIB}, /* no more than the connections */
+      {8, 12, 0, 12, 0, 96 * MIB},  /* fewer connections */
+      {8, 4, 0, 8, 0, 64 * MIB},    /* never below 8 */
+      {1, 0, 64, 64, 0, 256 * MIB}, /* the caller's; the pool's cap */
+      {8, 0, 2, 2, 0, 32 * MIB},    /* the pool's floor */
+      {8, 0, 0, 16, 8 * MIB, 8 * MIB}, /* the caller's pool */
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    cfg.io_threads = t[i].io;
+    cfg.max_connections = t[i].max_conn;
+    cfg.concurrency = t[i].conc;
+    cfg.staging_pool_bytes = t[i].pool;
+    resolve_ok(&cfg, &c);
+    cr_assert_eq(c.concurrency, t[i].want_conc, "case %zu: %u", i,
+                 c.concurrency);
+    cr_assert_eq(c.staging_pool_bytes, t[i].want_pool, "case %zu: %zu", i,
+                 c.staging_pool_bytes);
+    hcfg_free(&c);
+  }
 }
 
 Test(config, bad_addressing) {
