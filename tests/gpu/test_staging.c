@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../http/mini_server.h"
 #include "fake_gpu.h"
@@ -521,20 +522,37 @@ Test(staging, transfers_competing_for_a_small_pool_all_complete) {
   fake_gpu_set_delay_us(1000);
   start(script, N_THREADS);
   client(2, 0, 1); /* two chunks for four transfers that want three */
+  /* The test holds the whole pool until every transfer waits for it, so
+   * that they compete whatever the scheduling (a transfer descheduled
+   * until another had finished would not have to wait). */
+  struct hipobj_mem hold_mem = gpu_alloc(0, 2 * CB);
+  struct hstage *hold = NULL;
+  cr_assert_eq(hstage_get_begin(cli, "test", &hold_mem, &hold, err), HIPOBJ_OK,
+               "%s", hipobj_error_message(err));
   pthread_barrier_init(&barrier, NULL, N_THREADS);
   pthread_t t[N_THREADS];
   int rc[N_THREADS];
   for (int i = 0; i < N_THREADS; i++)
     pthread_create(&t[i], NULL, one_get, &rc[i]);
+  struct hstage_pool_stats ps;
+  for (int i = 0; i < 10000; i++) {
+    hstage_pool_stats(cli->stage_pool, HIPOBJ_MEM_CUDA, &ps);
+    if (ps.waits >= N_THREADS)
+      break;
+    usleep(1000);
+  }
+  cr_assert_eq(ps.waits, N_THREADS, "%u of %d transfers waited for chunks",
+               ps.waits, N_THREADS);
+  hstage_end(hold);
   for (int i = 0; i < N_THREADS; i++)
     pthread_join(t[i], NULL);
   for (int i = 0; i < N_THREADS; i++)
     cr_assert_eq(rc[i], HIPOBJ_OK, "transfer %d failed (%d)", i, rc[i]);
-  struct hstage_pool_stats ps;
   hstage_pool_stats(cli->stage_pool, HIPOBJ_MEM_CUDA, &ps);
   cr_assert_eq(ps.max_chunks, 2);
   cr_assert_leq(ps.allocated, 2, "the pool grew past its bound");
-  cr_assert_geq(ps.waits, 1, "no transfer had to wait for chunks");
+  cr_assert_geq(ps.waits, N_THREADS, "not every transfer waited for chunks");
+  hipobj_gpu_free(&hold_mem);
   pthread_barrier_destroy(&barrier);
   check_clean();
 }
