@@ -558,12 +558,22 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap) {
 struct MHD_Daemon *http_start(struct server *s, int listen_fd) {
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_AUTO;
+  /* Without TLS the key and certificate options are skipped: an
+   * MHD_OPTION_ARRAY of them, or of nothing. */
+  struct MHD_OptionItem tls_opts[] = {
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem},
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem},
+      {MHD_OPTION_END, 0, NULL}};
+  if (s->tls_cert_pem)
+    flags |= MHD_USE_TLS;
+  else
+    tls_opts[0].option = MHD_OPTION_END;
   return MHD_start_daemon(
-      flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
-      mhd_logger, s, MHD_OPTION_LISTEN_SOCKET, listen_fd,
-      MHD_OPTION_THREAD_POOL_SIZE, s->threads, MHD_OPTION_URI_LOG_CALLBACK,
-      on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+      flags, 0, NULL, NULL, on_access, s, MHD_OPTION_ARRAY, tls_opts,
+      MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
+      listen_fd, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
+      MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK,
+      no_unescape, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
       (size_t)(256 * 1024), MHD_OPTION_END);
 }

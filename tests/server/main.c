@@ -30,7 +30,7 @@ static const char usage_text[] =
     "files in them. Requests must be signed with AWS Signature Version 4\n"
     "(Authorization header or presigned URL). Path-style addressing only\n"
     "(http://host:port/bucket/key). Prints one line,\n"
-    "  hipobj-server: listening on http://HOST:PORT\n"
+    "  hipobj-server: listening on http://HOST:PORT (https:// with TLS)\n"
     "on stdout when ready; stops cleanly on SIGINT or SIGTERM.\n"
     "\n"
     "Options:\n"
@@ -46,6 +46,8 @@ static const char usage_text[] =
     "  --region REGION       region of the credential scope (default:\n"
     "                        AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)\n"
     "  --threads N           worker threads (default 4)\n"
+    "  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
+    "  --tls-key FILE        and this PEM private key (both or neither)\n"
     "  --min-part-size SIZE  smallest non-final multipart part (default\n"
     "                        5MiB, as S3; smaller only for experiments)\n"
     "  --rdma auto|off       RDMA server role of hipobj-rc-v2 (default off:\n"
@@ -114,7 +116,7 @@ static void die(const char *fmt, ...) {
 /* Binds HOST:PORT ("[v6]:PORT", ":PORT" or "PORT" too; the host defaults
  * to 127.0.0.1). Returns the listening socket; url gets the printable URL
  * with the real port. */
-static int bind_listen(const char *spec, char *url, size_t urlsz) {
+static int bind_listen(const char *spec, int tls, char *url, size_t urlsz) {
   char host[256] = "127.0.0.1", port[16];
   const char *colon = strrchr(spec, ':');
   if (spec[0] == '[') {
@@ -160,8 +162,37 @@ static int bind_listen(const char *spec, char *url, size_t urlsz) {
       getnameinfo((struct sockaddr *)&ss, sl, nhost, sizeof nhost, nport,
                   sizeof nport, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
     die("cannot read the listening address: %s", strerror(errno));
-  snprintf(url, urlsz, v6 ? "http://[%s]:%s" : "http://%s:%s", nhost, nport);
+  snprintf(url, urlsz, v6 ? "%s://[%s]:%s" : "%s://%s:%s",
+           tls ? "https" : "http", nhost, nport);
   return fd;
+}
+
+/* A PEM file, whole, NUL-terminated (libmicrohttpd takes PEM text). */
+static char *read_pem(const char *opt, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    die("%s %s: %s", opt, path, strerror(errno));
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (cap - len < 4096) {
+      cap = cap ? cap * 2 : 8192;
+      if (cap > (1u << 20))
+        die("%s %s: larger than 1 MiB, not a PEM file", opt, path);
+      if (!(buf = realloc(buf, cap)))
+        die("out of memory");
+    }
+    size_t n = fread(buf + len, 1, cap - len - 1, f);
+    len += n;
+    if (n == 0)
+      break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  buf[len] = '\0';
+  if (bad || !strstr(buf, "-----BEGIN "))
+    die("%s %s: %s", opt, path, bad ? "read error" : "not a PEM file");
+  return buf;
 }
 
 static int parse_level(const char *v) {
@@ -176,6 +207,7 @@ static int parse_level(const char *v) {
 int main(int argc, char **argv) {
   static struct server srv;
   const char *listen_spec = "127.0.0.1:9000", *faults_spec = NULL;
+  const char *tls_cert = NULL, *tls_key = NULL;
   const char *keys[16], *secrets[16];
   int n_keys = 0, n_secrets = 0;
   srv.threads = 4;
@@ -193,6 +225,8 @@ int main(int argc, char **argv) {
       {"rdma-device", required_argument, NULL, 'D'},
       {"faults", required_argument, NULL, 'f'},
       {"log-level", required_argument, NULL, 'L'},
+      {"tls-cert", required_argument, NULL, 'C'},
+      {"tls-key", required_argument, NULL, 'K'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0}};
@@ -247,6 +281,12 @@ int main(int argc, char **argv) {
     case 'L':
       srv.log_level = g_log_level = parse_level(optarg);
       break;
+    case 'C':
+      tls_cert = optarg;
+      break;
+    case 'K':
+      tls_key = optarg;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -262,6 +302,14 @@ int main(int argc, char **argv) {
     die("unexpected argument '%s' (see --help)", argv[optind]);
   if (!srv.root)
     die("--root DIR is required (see --help)");
+  if (!tls_cert != !tls_key)
+    die("give both --tls-cert and --tls-key, or neither");
+  if (tls_cert && !MHD_is_feature_supported(MHD_FEATURE_TLS))
+    die("--tls-cert: this libmicrohttpd was built without TLS support");
+  if (tls_cert) {
+    srv.tls_cert_pem = read_pem("--tls-cert", tls_cert);
+    srv.tls_key_pem = read_pem("--tls-key", tls_key);
+  }
   if (n_keys != n_secrets)
     die("give as many --secret-key as --access-key options");
   if (n_keys == 0) {
@@ -311,7 +359,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
 
   char url[300];
-  int lfd = bind_listen(listen_spec, url, sizeof url);
+  int lfd = bind_listen(listen_spec, tls_cert != NULL, url, sizeof url);
   srv.delayer = delayer_start();
   if (!srv.delayer)
     die("cannot start the delay thread");
@@ -338,5 +386,7 @@ int main(int argc, char **argv) {
   faults_free(srv.faults);
   free(srv.creds);
   free(srv.root);
+  free(srv.tls_cert_pem);
+  free(srv.tls_key_pem);
   return 0;
 }

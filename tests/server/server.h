@@ -17,7 +17,6 @@
 #include <sys/types.h>
 
 #include "s3/crypto.h"
-#include "s3/crypto.h"
 #include "src/buf.h"
 
 #define SRV_NAME "hipobj-server"
@@ -49,6 +48,7 @@ struct server {
   const char *rdma_device;
   uint64_t min_part_size;
   unsigned threads;
+  char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
   struct faults *faults;
   struct delayer *delayer;
   volatile int stopping;
