@@ -50,7 +50,7 @@ const char bench_usage_text[] =
     "\n"
     "  --sizes LIST          object sizes (default 4KiB,1MiB,64MiB,1GiB)\n"
     "  --concurrency LIST    parallel parts per transfer, one client each\n"
-    "                        (default: the library's, 8)\n"
+    "                        (default: the global --concurrency, else 8)\n"
     "  --ops get,put         what to time (default both)\n"
     "  --runs N, --warmup N  timed runs per case (5), untimed ones first (1)\n"
     "  --part-size SIZE      multipart part size (default: library's)\n"
