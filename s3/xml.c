@@ -15,7 +15,6 @@
 
 #include <ctype.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,18 +32,7 @@
 
 /* ---- Parsing and error capture ---- */
 
-static int fail(struct hbuf *why, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int fail(struct hbuf *why, const char *fmt, ...) {
-  if (why) {
-    va_list ap;
-    va_start(ap, fmt);
-    hbuf_vprintf(why, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
-
+#define fail s3_xml_fail
 #define is_el s3_xml_is_el
 
 /* Parses xml and checks the root element's local name (any of the
@@ -67,20 +55,8 @@ static int parse_doc(const char *xml, size_t len, const char *const *roots,
 
   xmlDocPtr d;
   struct s3_xml_read_error e;
-  switch (s3_xml_read(xml, len, &d, &e)) {
-  case S3_XML_READ_OK:
-    break;
-  case S3_XML_READ_NOMEM:
-    return fail(why, "out of memory creating the XML parser");
-  case S3_XML_READ_SYNTAX:
-    return fail(why, "malformed XML at line %d: %s", e.line, e.msg);
-  case S3_XML_READ_NOT_WELL_FORMED:
-    return fail(why, "malformed XML: not well-formed");
-  case S3_XML_READ_FAILED:
-    return fail(why, "malformed XML: parser failed (out of memory?)");
-  case S3_XML_READ_DOCTYPE:
-    return fail(why, "malformed XML: DOCTYPE not allowed in S3 documents");
-  }
+  if (s3_xml_read(xml, len, &d, &e) != S3_XML_READ_OK)
+    return fail(why, "%s", e.why);
   xmlNodePtr root = xmlDocGetRootElement(d);
   if (!root) {
     xmlFreeDoc(d);

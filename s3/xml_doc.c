@@ -3,11 +3,14 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 
+#include "../src/buf.h"
 #include "../src/strutil.h"
 
 #if LIBXML_VERSION >= 21200
@@ -46,8 +49,9 @@ static void capture_error(void *ctx, xml_error_ptr err) {
       *p = ' ';
 }
 
-enum s3_xml_read_status s3_xml_read(const char *xml, size_t len, xmlDocPtr *out,
-                                    struct s3_xml_read_error *e) {
+static enum s3_xml_read_status read_doc(const char *xml, size_t len,
+                                        xmlDocPtr *out,
+                                        struct s3_xml_read_error *e) {
   *out = NULL;
   memset(e, 0, sizeof *e);
   pthread_once(&libxml_once, libxml_init);
@@ -79,6 +83,45 @@ enum s3_xml_read_status s3_xml_read(const char *xml, size_t len, xmlDocPtr *out,
   }
   *out = d;
   return S3_XML_READ_OK;
+}
+
+enum s3_xml_read_status s3_xml_read(const char *xml, size_t len, xmlDocPtr *out,
+                                    struct s3_xml_read_error *e) {
+  enum s3_xml_read_status st = read_doc(xml, len, out, e);
+  const char *why = NULL;
+  switch (st) {
+  case S3_XML_READ_OK:
+    break;
+  case S3_XML_READ_NOMEM:
+    why = "out of memory creating the XML parser";
+    break;
+  case S3_XML_READ_SYNTAX:
+    snprintf(e->why, sizeof e->why, "malformed XML at line %d: %s", e->line,
+             e->msg);
+    break;
+  case S3_XML_READ_NOT_WELL_FORMED:
+    why = "malformed XML: not well-formed";
+    break;
+  case S3_XML_READ_FAILED:
+    why = "malformed XML: parser failed (out of memory?)";
+    break;
+  case S3_XML_READ_DOCTYPE:
+    why = "malformed XML: DOCTYPE not allowed in S3 documents";
+    break;
+  }
+  if (why)
+    hstrlcpy(e->why, why, sizeof e->why);
+  return st;
+}
+
+int s3_xml_fail(struct hbuf *why, const char *fmt, ...) {
+  if (why) {
+    va_list ap;
+    va_start(ap, fmt);
+    hbuf_vprintf(why, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
 }
 
 int s3_xml_is_el(const xmlNode *n, const char *name) {

@@ -12,7 +12,6 @@
 
 #include <ctype.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +23,7 @@
 #define MAX_PART_NUMBER 10000
 #define MAX_BODY (16u * 1024 * 1024)
 
-static int fail(struct hbuf *why, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int fail(struct hbuf *why, const char *fmt, ...) {
-  if (why) {
-    va_list ap;
-    va_start(ap, fmt);
-    hbuf_vprintf(why, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
-
+#define fail s3_xml_fail
 #define is_el s3_xml_is_el
 
 static int parse(const char *xml, size_t len, const char *root_name,
@@ -47,19 +35,8 @@ static int parse(const char *xml, size_t len, const char *root_name,
     return fail(why, "the request body is too large (%zu bytes)", len);
   xmlDocPtr d;
   struct s3_xml_read_error e;
-  switch (s3_xml_read(xml, len, &d, &e)) {
-  case S3_XML_READ_OK:
-    break;
-  case S3_XML_READ_NOMEM:
-    return fail(why, "out of memory creating the XML parser");
-  case S3_XML_READ_SYNTAX:
-    return fail(why, "malformed XML at line %d: %s", e.line, e.msg);
-  case S3_XML_READ_NOT_WELL_FORMED:
-  case S3_XML_READ_FAILED:
-    return fail(why, "malformed XML");
-  case S3_XML_READ_DOCTYPE:
-    return fail(why, "DOCTYPE is not allowed");
-  }
+  if (s3_xml_read(xml, len, &d, &e) != S3_XML_READ_OK)
+    return fail(why, "%s", e.why);
   xmlNodePtr root = xmlDocGetRootElement(d);
   if (!is_el(root, root_name)) {
     fail(why, "expected <%s> as the root element", root_name);
