@@ -140,21 +140,28 @@ struct hipobj_client *mk_client(const char *url, const char *ak, const char *sk,
   return mk_client_io(url, ak, sk, max_attempts, 0);
 }
 
+void client_config(struct hipobj_client_config *cfg, const char *url,
+                   const char *ak, const char *sk, unsigned max_attempts,
+                   unsigned io_threads) {
+  *cfg = (struct hipobj_client_config)HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg->io_threads = io_threads;
+  cfg->endpoint_url = url;
+  cfg->region = T_REGION;
+  cfg->access_key_id = ak ? ak : T_AK;
+  cfg->secret_access_key = sk ? sk : T_SK;
+  cfg->max_attempts = max_attempts ? max_attempts : 4;
+  cfg->retry_base_ms = 5;
+  cfg->part_size = 5u << 20;
+  cfg->stall_timeout_ms = 10000;
+  cfg->connect_timeout_ms = 3000;
+  cfg->log_level = HIPOBJ_LOG_NONE;
+}
+
 struct hipobj_client *mk_client_io(const char *url, const char *ak,
                                    const char *sk, unsigned max_attempts,
                                    unsigned io_threads) {
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.io_threads = io_threads;
-  cfg.endpoint_url = url;
-  cfg.region = T_REGION;
-  cfg.access_key_id = ak ? ak : T_AK;
-  cfg.secret_access_key = sk ? sk : T_SK;
-  cfg.max_attempts = max_attempts ? max_attempts : 4;
-  cfg.retry_base_ms = 5;
-  cfg.part_size = 5u << 20;
-  cfg.stall_timeout_ms = 10000;
-  cfg.connect_timeout_ms = 3000;
-  cfg.log_level = HIPOBJ_LOG_NONE;
+  struct hipobj_client_config cfg;
+  client_config(&cfg, url, ak, sk, max_attempts, io_threads);
   struct hipobj_client *c = NULL;
   struct hipobj_error *err;
   hipobj_error_create(&err);

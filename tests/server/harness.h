@@ -37,6 +37,11 @@ int srv_wait(struct server_proc *s, double timeout_s, int *status);
 /* Stops the server and removes its files (unless HIPOBJ_TEST_KEEP=1). */
 void srv_cleanup(struct server_proc *s);
 
+/* The tests' client settings (ak/sk NULL: T_AK/T_SK; max_attempts 0: 4;
+ * io_threads 0: the library's choice); short timeouts, no logging. */
+void client_config(struct hipobj_client_config *cfg, const char *url,
+                   const char *ak, const char *sk, unsigned max_attempts,
+                   unsigned io_threads);
 struct hipobj_client *mk_client(const char *url, const char *ak, const char *sk,
                                 unsigned max_attempts);
 /* The same with io_threads HTTP engine workers (0: the library's choice). */

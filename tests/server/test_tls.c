@@ -53,20 +53,10 @@ static void start_tls(const char *cert) {
 
 static struct hipobj_client *tls_client(const char *ca_bundle, int skip,
                                         unsigned io_threads) {
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.endpoint_url = srv.url;
-  cfg.region = T_REGION;
-  cfg.access_key_id = T_AK;
-  cfg.secret_access_key = T_SK;
+  struct hipobj_client_config cfg;
+  client_config(&cfg, srv.url, NULL, NULL, 3, io_threads);
   cfg.ca_bundle = ca_bundle;
   cfg.tls_skip_verify = skip;
-  cfg.io_threads = io_threads;
-  cfg.max_attempts = 3;
-  cfg.retry_base_ms = 5;
-  cfg.part_size = 5u << 20;
-  cfg.connect_timeout_ms = 3000;
-  cfg.stall_timeout_ms = 10000;
-  cfg.log_level = HIPOBJ_LOG_NONE;
   struct hipobj_client *c = NULL;
   OK(hipobj_client_create(&cfg, &c, err));
   return c;
