@@ -281,6 +281,18 @@ Test(server, multipart_errors, .timeout = 180) {
   resp_free(&r);
   complete_raw("m", id, "<CompleteMultipartUpload>", &r);
   cr_assert_str_eq(xml_text(&r, "Code"), "MalformedXML");
+  cr_assert(strstr(xml_text(&r, "Message"), "malformed XML at line 1"), "%s",
+            xml_text(&r, "Message"));
+  resp_free(&r);
+  /* The reason is worded as the client's parser words it (s3/xml_doc.c). */
+  complete_raw("m", id,
+               "<!DOCTYPE CompleteMultipartUpload><CompleteMultipartUpload>"
+               "</CompleteMultipartUpload>",
+               &r);
+  cr_assert_str_eq(xml_text(&r, "Code"), "MalformedXML");
+  cr_assert(strstr(xml_text(&r, "Message"),
+                   "malformed XML: DOCTYPE not allowed in S3 documents"),
+            "%s", xml_text(&r, "Message"));
   resp_free(&r);
 
   /* A part 1 of 5 MiB makes it valid; the last part may be small. */
