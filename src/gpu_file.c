@@ -26,6 +26,7 @@
 
 #include "gpu.h"
 #include "strutil.h"
+#include "workq.h"
 
 static int file_init(char why[HGPU_WHY]) {
   (void)why;
@@ -210,8 +211,11 @@ static int file_copy(int dev, void *dst, const void *src, size_t n,
 
 /* ---- streams: one worker thread each, copies in order ------------------ */
 
+struct fstream;
+
 struct fop {
-  struct fop *next;
+  struct hworkq_item item; /* first: the queue hands back &op->item */
+  struct fstream *s;
   int write; /* pwrite (H2D) or pread (D2H) */
   int fd;
   void *addr; /* file offset */
@@ -219,12 +223,11 @@ struct fop {
   size_t n;
 };
 
+/* A work queue of one thread keeps the copies in order. */
 struct fstream {
-  pthread_mutex_t lock;
-  pthread_cond_t cond; /* work queued, work done, stop */
-  pthread_t th;
-  int started, stop;
-  struct fop *head, *tail;
+  struct hworkq *q;      /* NULL until the first copy */
+  pthread_mutex_t lock;  /* the counters below */
+  pthread_cond_t cond;   /* a copy finished */
   uint64_t queued, done; /* copies queued and finished, ever */
   uint64_t failed_at;    /* 1-based copy number of the first failure, or 0 */
   char why[HGPU_WHY];
@@ -235,35 +238,25 @@ struct fevent {
   uint64_t seq; /* copies queued on s when recorded */
 };
 
-static void *stream_main(void *arg) {
-  struct fstream *s = arg;
+static void run_op(struct hworkq_item *it) {
+  struct fop *op = (struct fop *)it;
+  struct fstream *s = op->s;
   pthread_mutex_lock(&s->lock);
-  for (;;) {
-    while (!s->head && !s->stop)
-      pthread_cond_wait(&s->cond, &s->lock);
-    struct fop *op = s->head;
-    if (!op)
-      break;
-    s->head = op->next;
-    if (!s->head)
-      s->tail = NULL;
-    int skip = s->failed_at != 0;
-    pthread_mutex_unlock(&s->lock);
-    char why[HGPU_WHY];
-    int rc = skip        ? 0
-             : op->write ? file_write(op->fd, op->addr, op->buf, op->n, why)
-                         : file_read(op->fd, op->buf, op->addr, op->n, why);
-    free(op);
-    pthread_mutex_lock(&s->lock);
-    s->done++;
-    if (rc != 0 && !s->failed_at) {
-      s->failed_at = s->done;
-      hstrlcpy(s->why, why, sizeof s->why);
-    }
-    pthread_cond_broadcast(&s->cond);
-  }
+  int skip = s->failed_at != 0;
   pthread_mutex_unlock(&s->lock);
-  return NULL;
+  char why[HGPU_WHY];
+  int rc = skip        ? 0
+           : op->write ? file_write(op->fd, op->addr, op->buf, op->n, why)
+                       : file_read(op->fd, op->buf, op->addr, op->n, why);
+  free(op);
+  pthread_mutex_lock(&s->lock);
+  s->done++;
+  if (rc != 0 && !s->failed_at) {
+    s->failed_at = s->done;
+    hstrlcpy(s->why, why, sizeof s->why);
+  }
+  pthread_cond_broadcast(&s->cond);
+  pthread_mutex_unlock(&s->lock);
 }
 
 static int file_stream_create(int dev, void **out, char why[HGPU_WHY]) {
@@ -285,46 +278,39 @@ static void file_stream_destroy(int dev, void *stream) {
   struct fstream *s = stream;
   if (!s)
     return;
-  pthread_mutex_lock(&s->lock);
-  s->stop = 1;
-  pthread_cond_broadcast(&s->cond);
-  pthread_mutex_unlock(&s->lock);
-  if (s->started)
-    pthread_join(s->th, NULL);
+  hworkq_destroy(s->q);
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->lock);
   free(s);
 }
 
+/* Only the stream's owner queues copies and records events on it. */
 static int enqueue(struct fstream *s, int write, int fd, void *addr, void *buf,
                    size_t n, char why[HGPU_WHY]) {
   off_t off;
   if (file_off(addr, n, &off, why) != 0)
     return -1;
+  if (!s->q && !(s->q = hworkq_create(1, run_op))) {
+    hgpu_why(why, "out of memory");
+    return -1;
+  }
   struct fop *op = calloc(1, sizeof *op);
   if (!op) {
     hgpu_why(why, "out of memory");
     return -1;
   }
-  *op = (struct fop){NULL, write, fd, addr, buf, n};
+  *op = (struct fop){{NULL}, s, write, fd, addr, buf, n};
   pthread_mutex_lock(&s->lock);
-  if (!s->started) {
-    if (pthread_create(&s->th, NULL, stream_main, s) != 0) {
-      pthread_mutex_unlock(&s->lock);
-      free(op);
-      hgpu_why(why, "cannot start the file stream's thread");
-      return -1;
-    }
-    s->started = 1;
-  }
-  if (s->tail)
-    s->tail->next = op;
-  else
-    s->head = op;
-  s->tail = op;
-  s->queued++;
-  pthread_cond_broadcast(&s->cond);
+  s->queued++; /* before the push: done never passes queued */
   pthread_mutex_unlock(&s->lock);
+  if (hworkq_push(s->q, &op->item) != 0) {
+    pthread_mutex_lock(&s->lock);
+    s->queued--;
+    pthread_mutex_unlock(&s->lock);
+    free(op);
+    hgpu_why(why, "cannot start the file stream's thread");
+    return -1;
+  }
   return 0;
 }
 

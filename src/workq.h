@@ -1,8 +1,9 @@
 /* workq.h - a queue of work items and the threads that take them: started
  * one at a time as work arrives and finds no idle thread (up to a maximum),
  * stopped together once the queue is drained. The client's transfer
- * threads (xfer.c) and payload hashing threads (runner.c) are two of
- * these. Items are embedded in the caller's objects. */
+ * threads (xfer.c), payload hashing threads (runner.c) and the file
+ * streams' copy threads (gpu_file.c, one thread each, so copies stay in
+ * order) are such queues. Items are embedded in the caller's objects. */
 #ifndef HIPOBJ_WORKQ_H
 #define HIPOBJ_WORKQ_H
 
