@@ -27,6 +27,9 @@
 #include "uri.h"
 #include "xml_doc.h"
 
+#define S3_B64_CHARS                                                           \
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+
 #define S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define MAX_PART_NUMBER 10000
 
@@ -322,7 +325,15 @@ int s3_xml_build_complete(struct hbuf *out, const struct s3_part *parts,
     hbuf_printf(out, "<Part><PartNumber>%u</PartNumber><ETag>", p->number);
     if (append_escaped(out, p->etag) != 0)
       goto bad;
-    hbuf_puts(out, "</ETag></Part>");
+    hbuf_puts(out, "</ETag>");
+    if (p->crc32c[0]) {
+      /* base64 of 4 bytes: nothing to escape, never longer than 8 */
+      if (strnlen(p->crc32c, sizeof p->crc32c) > 8 ||
+          strspn(p->crc32c, S3_B64_CHARS) != strlen(p->crc32c))
+        goto bad;
+      hbuf_printf(out, "<ChecksumCRC32C>%s</ChecksumCRC32C>", p->crc32c);
+    }
+    hbuf_puts(out, "</Part>");
   }
   hbuf_puts(out, "</CompleteMultipartUpload>");
   if (!out->oom)

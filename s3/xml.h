@@ -32,10 +32,13 @@ struct s3_part {
   uint64_t size;  /* 0 when not known (building the Complete body) */
   char etag[128]; /* quoted, as S3 returns it */
   int64_t mtime;  /* unix time, 0 when absent */
+  /* <ChecksumCRC32C> (base64 of 4 bytes), "" when the part has none */
+  char crc32c[12];
 };
 
-/* Appends <CompleteMultipartUpload><Part><PartNumber/><ETag/></Part>...
- * with the parts in the order given (the caller sorts them). */
+/* Appends <CompleteMultipartUpload><Part><PartNumber/><ETag/>
+ * [<ChecksumCRC32C/>]</Part>... with the parts in the order given (the
+ * caller sorts them). */
 int s3_xml_build_complete(struct hbuf *out, const struct s3_part *parts,
                           size_t n);
 

@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   # build
   meson ninja-build pkg-config gcc
-  libcurl4-openssl-dev libssl-dev libxml2-dev
+  libcurl4-openssl-dev libssl-dev libxml2-dev libisal-dev
   libibverbs-dev librdmacm-dev rdma-core
   # HIP (AMD GPU) headers: compile check of the HIP backend (runtime dlopen'ed)
   libamdhip64-dev
