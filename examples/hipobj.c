@@ -43,9 +43,12 @@ static const char usage_text[] =
     "                        CPUs, 1 to 8)\n"
     "  --rdma MODE           auto (default: RDMA when possible), off, require\n"
     "  --content-type T      Content-Type of uploaded objects\n"
-    "  --unsigned-payload    send UNSIGNED-PAYLOAD instead of the body's\n"
-    "                        SHA-256 (as curl and aws-c-s3 do; the body\n"
-    "                        is then protected only by TLS, if any)\n"
+    "  --integrity MODE      how uploads are checked: auto (default: CRC32C\n"
+    "                        part checksums where the server checks them,\n"
+    "                        else signed SHA-256), sha256 (always sign the\n"
+    "                        body's SHA-256), none (UNSIGNED-PAYLOAD: only\n"
+    "                        TCP/TLS protect the body)\n"
+    "  --unsigned-payload    the same as --integrity none\n"
     "  --no-verify-ssl       do not verify TLS certificates\n"
     "  --ca-bundle FILE      CA certificates to verify TLS with\n"
     "  -r, --recursive       ls: list every key under the prefix\n"
@@ -77,6 +80,7 @@ enum opt_id {
   OPT_CONTENT_TYPE,
   OPT_NO_VERIFY,
   OPT_UNSIGNED,
+  OPT_INTEGRITY,
   OPT_CA_BUNDLE,
   OPT_RECURSIVE,
   OPT_GPU,
@@ -104,6 +108,7 @@ static const struct option_def {
     {"content-type", 0, 1, OPT_CONTENT_TYPE},
     {"no-verify-ssl", 0, 0, OPT_NO_VERIFY},
     {"unsigned-payload", 0, 0, OPT_UNSIGNED},
+    {"integrity", 0, 1, OPT_INTEGRITY},
     {"ca-bundle", 0, 1, OPT_CA_BUNDLE},
     {"recursive", 'r', 0, OPT_RECURSIVE},
     {"gpu", 0, 1, OPT_GPU},
@@ -184,7 +189,18 @@ static int apply_option(struct cli *c, const struct option_def *o,
     c->no_verify_ssl = 1;
     break;
   case OPT_UNSIGNED:
-    c->unsigned_payload = 1;
+    c->integrity = HIPOBJ_INTEGRITY_NONE;
+    break;
+  case OPT_INTEGRITY:
+    if (!strcmp(value, "auto"))
+      c->integrity = HIPOBJ_INTEGRITY_AUTO;
+    else if (!strcmp(value, "sha256"))
+      c->integrity = HIPOBJ_INTEGRITY_SHA256;
+    else if (!strcmp(value, "none"))
+      c->integrity = HIPOBJ_INTEGRITY_NONE;
+    else
+      return report_usage("--integrity: '%s' is not auto, sha256 or none",
+                          value);
     break;
   case OPT_CA_BUNDLE:
     c->ca_bundle = value;
@@ -283,7 +299,7 @@ int cli_connect(struct cli *c) {
   cfg.region = c->region;
   cfg.profile = c->profile;
   cfg.tls_skip_verify = c->no_verify_ssl;
-  cfg.unsigned_payload = c->unsigned_payload;
+  cfg.integrity = c->integrity;
   cfg.ca_bundle = c->ca_bundle;
   cfg.part_size = c->part_size;
   cfg.concurrency = c->concurrency;

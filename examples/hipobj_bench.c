@@ -54,7 +54,8 @@ const char bench_usage_text[] =
     "  --ops get,put         what to time (default both)\n"
     "  --runs N, --warmup N  timed runs per case (5), untimed ones first (1)\n"
     "  --part-size SIZE      multipart part size (default: library's)\n"
-    "  --unsigned-payload    send UNSIGNED-PAYLOAD (no SHA-256 of the body)\n"
+    "  --unsigned-payload    send UNSIGNED-PAYLOAD (no SHA-256 of the body,\n"
+    "                        no checksum; default: hipobj's --integrity)\n"
     "  --rdma auto|off|require  data path; require fails unless the results\n"
     "                        report an RDMA path (default auto)\n"
     "  --memory LIST         host, gpu or host,gpu (default host; gpu is\n"
@@ -348,7 +349,7 @@ static int bench_client(struct bench *b, unsigned conc,
   cfg.staging_pool_bytes = c->staging_pool;
   if (conc > 16)
     cfg.max_connections = conc; /* more parts than connections would queue */
-  cfg.unsigned_payload = b->unsigned_payload;
+  cfg.integrity = b->unsigned_payload ? HIPOBJ_INTEGRITY_NONE : c->integrity;
   cfg.log_level = c->debug ? HIPOBJ_LOG_DEBUG : HIPOBJ_LOG_DEFAULT;
   /* The library enforces the policy; check_path() also verifies that
    * require really gave RDMA paths. */
@@ -612,7 +613,10 @@ static int write_json(const struct bench *b, struct hipobj_client *cl) {
   json_u64(f, "runs", b->runs);
   json_u64(f, "warmup", b->warmup);
   json_str(f, "rdma", rdma_names[b->rdma]);
-  json_u64(f, "unsigned_payload", (uint64_t)b->unsigned_payload);
+  static const char *const integrity_names[] = {"auto", "sha256", "none"};
+  json_str(f, "integrity",
+           integrity_names[b->unsigned_payload ? HIPOBJ_INTEGRITY_NONE
+                                               : b->c->integrity]);
   json_u64(f, "nproc", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
   fputs(",\"results\":[\n", f);
   for (size_t i = 0; i < b->nres; i++) {

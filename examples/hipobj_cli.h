@@ -32,7 +32,7 @@ struct cli {
   unsigned io_threads;          /* --io-threads; 0: library default */
   enum hipobj_rdma_policy rdma; /* --rdma; 0: library default */
   int no_verify_ssl;
-  int unsigned_payload; /* --unsigned-payload */
+  enum hipobj_integrity integrity; /* --integrity, --unsigned-payload */
   int json;
   int quiet;
   int debug;

@@ -338,6 +338,23 @@ enum hipobj_rdma_policy {
       3, /**< RDMA or a clear HIPOBJ_E_UNSUPPORTED error, never HTTP. */
 };
 
+/** How uploaded object data is protected between this process and the
+ *  server's disk (client default). */
+enum hipobj_integrity {
+  /** Multipart uploads carry a CRC32C of every part (x-amz-checksum-crc32c)
+   *  and send it as UNSIGNED-PAYLOAD when the server confirms, in its
+   *  answer to CreateMultipartUpload, that it checks CRC32C; otherwise, and
+   *  for single PUTs, resumable uploads (keep_failed_upload) and RDMA
+   *  parts, as SHA256. */
+  HIPOBJ_INTEGRITY_AUTO = 0,
+  /** The payload's SHA-256 is signed (x-amz-content-sha256): the server
+   *  refuses a body changed on the way, even by someone on the path of a
+   *  plain-HTTP connection. Costs SHA-256 on both ends. */
+  HIPOBJ_INTEGRITY_SHA256 = 1,
+  /** UNSIGNED-PAYLOAD and no checksum: integrity rests on TCP/TLS. */
+  HIPOBJ_INTEGRITY_NONE = 2,
+};
+
 /** Client configuration. Initialise with HIPOBJ_CLIENT_CONFIG_INIT; every
  *  zero/NULL field takes its default. Strings are copied by
  *  hipobj_client_create(). Where a field is NULL the AWS environment is used,
@@ -378,10 +395,9 @@ struct hipobj_client_config {
   uint64_t part_size;           /**< Multipart part size; default 8 MiB. */
   uint64_t multipart_threshold; /**< PUT switches to multipart above this size;
                                    default part_size. */
-  /** Non-zero: object payloads are sent as UNSIGNED-PAYLOAD instead of being
-   *  SHA-256 hashed and signed (saves CPU; integrity then rests on TCP/TLS).
-   *  Default: hash and sign. */
-  int unsigned_payload;
+  /** How uploads are protected: default AUTO (CRC32C checksums where the
+   *  server checks them, else a signed SHA-256 of the payload). */
+  enum hipobj_integrity integrity;
   /** RDMA data path policy; default: HIPOBJ_RDMA env (auto|off|require),
    *  else AUTO. */
   enum hipobj_rdma_policy rdma_policy;

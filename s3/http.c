@@ -89,14 +89,34 @@ void s3_http_xfer_cleanup(struct s3_http_xfer *x) {
   hbuf_free(&x->resp.extra_headers);
 }
 
-/* ---- libcurl callbacks (worker thread) ---------------------------------- */
-
 static void copy_value(char *dst, size_t dstsz, const char *v, size_t n) {
   if (n >= dstsz)
     n = dstsz - 1;
   memcpy(dst, v, n);
   dst[n] = '\0';
 }
+
+int s3_http_resp_header(const struct s3_http_resp *r, const char *name,
+                        char *out, size_t cap) {
+  size_t nlen = strlen(name);
+  const char *p = hbuf_str(&r->extra_headers);
+  while (*p) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    if (len > nlen + 1 && !strncasecmp(p, name, nlen) && p[nlen] == ':') {
+      const char *v = p + nlen + 1;
+      size_t vlen = len - nlen - 1;
+      hstrtrim(&v, &vlen);
+      if (cap)
+        copy_value(out, cap, v, vlen);
+      return 1;
+    }
+    p += len + (eol ? 1 : 0);
+  }
+  return 0;
+}
+
+/* ---- libcurl callbacks (worker thread) ---------------------------------- */
 
 static size_t on_header(char *data, size_t size, size_t nitems, void *ud) {
   struct s3_http_xfer *x = ud;

@@ -101,6 +101,10 @@ struct s3_http_xfer {
 void s3_http_xfer_reset(struct s3_http_xfer *x);
 /* Frees what resp holds. */
 void s3_http_xfer_cleanup(struct s3_http_xfer *x);
+/* Copies the value of the x-amz-* answer header `name` (any case) into out
+ * (truncated to cap). Returns 1 when the answer had it, else 0. */
+int s3_http_resp_header(const struct s3_http_resp *r, const char *name,
+                        char *out, size_t cap);
 
 /* Queues x on the least busy worker; `done` runs on that worker when it
  * ends (success or not). With

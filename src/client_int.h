@@ -70,7 +70,7 @@ struct hipobj_client {
 
 enum {
   HREQ_SIGN_NONE = 0,   /* UNSIGNED-PAYLOAD */
-  HREQ_SIGN_OBJECT = 1, /* object data: hashed unless cfg.unsigned_payload */
+  HREQ_SIGN_OBJECT = 1, /* object data: hashed unless cfg.integrity is NONE */
   HREQ_SIGN_ALWAYS = 2, /* small documents we build (XML) */
 };
 
@@ -89,15 +89,21 @@ struct hreq {
    * and sink_reason). */
   s3_source_fn source;
   void *source_ctx;
-  /* With a source and a signed payload: computes the body's SHA-256 (hex)
-   * before the first attempt, in the submitting thread. Returns a status
-   * and fills r->err on failure. NULL: the source is sent unsigned. */
-  int (*hash_source)(struct hreq *r, char hex[65]);
+  /* With a source and a signed payload or a checksum: reads the body once
+   * before the first attempt and computes its SHA-256 into sha_hex and its
+   * CRC32C into *crc (each only when not NULL). Returns a status and fills
+   * r->err on failure. NULL: the source can be sent neither signed nor
+   * with a checksum. */
+  int (*digest_source)(struct hreq *r, char *sha_hex, uint32_t *crc);
   uint64_t body_len;
   int send_body;    /* send a body, even an empty one */
   int sign_payload; /* HREQ_SIGN_*: hash the body into x-amz-content-sha256 */
-  int head;         /* HEAD: no response body */
-  s3_sink_fn sink;  /* 2xx body; NULL: kept in resp.body */
+  /* Non-zero: send the body's CRC32C in x-amz-checksum-crc32c (signed
+   * header), computed in the same pass as the payload hash. An answer that
+   * echoes another value fails the request (HIPOBJ_E_PROTOCOL). */
+  int crc32c;
+  int head;        /* HEAD: no response body */
+  s3_sink_fn sink; /* 2xx body; NULL: kept in resp.body */
   void *sink_ctx;
   /* Called before every attempt (rewind the sink). Non-zero aborts. */
   int (*before_attempt)(struct hreq *r);
@@ -123,6 +129,8 @@ struct hreq {
   /* private */
   struct s3_signed wire;
   char payload_hash[65];
+  char crc32c_b64[12];  /* the value sent, when crc32c */
+  int crc32c_confirmed; /* the 2xx answer echoed it */
   unsigned attempt;
   int source_aborted;
   pthread_mutex_t *wait_lock;

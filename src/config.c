@@ -133,7 +133,7 @@ static void take_fields(const struct hipobj_client_config *cfg,
   TAKE(concurrency);
   TAKE(part_size);
   TAKE(multipart_threshold);
-  TAKE(unsigned_payload);
+  TAKE(integrity);
   TAKE(rdma_policy);
   TAKE(rdma_device);
   TAKE(rdma_gid_index);
@@ -433,6 +433,11 @@ static int check_numbers(struct resolver *r,
     return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
                     "staging_pool_bytes %zu is below 4 KiB",
                     in->staging_pool_bytes);
+  if ((int)in->integrity < HIPOBJ_INTEGRITY_AUTO ||
+      (int)in->integrity > HIPOBJ_INTEGRITY_NONE)
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "integrity %d is not a valid enum hipobj_integrity",
+                    (int)in->integrity);
   if ((int)in->addressing < HIPOBJ_ADDRESSING_AUTO ||
       (int)in->addressing > HIPOBJ_ADDRESSING_VIRTUAL)
     return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
@@ -446,7 +451,7 @@ static void set_numbers(const struct hipobj_client_config *in,
   out->anonymous = in->anonymous != 0;
   out->addressing = (int)in->addressing;
   out->tls_skip_verify = in->tls_skip_verify != 0;
-  out->unsigned_payload = in->unsigned_payload != 0;
+  out->integrity = (int)in->integrity;
   out->connect_timeout_ms =
       in->connect_timeout_ms ? in->connect_timeout_ms : DEF_CONNECT_TIMEOUT_MS;
   out->request_timeout_ms = in->request_timeout_ms;

@@ -28,7 +28,7 @@ struct hcfg {
   unsigned concurrency;
   uint64_t part_size;
   uint64_t multipart_threshold;
-  int unsigned_payload;
+  int integrity;              /* HIPOBJ_INTEGRITY_* */
   int rdma_policy;            /* HIPOBJ_RDMA_AUTO/OFF/REQUIRE, resolved */
   char *rdma_device;          /* NULL: choose */
   int rdma_gid_index;         /* -1: choose */

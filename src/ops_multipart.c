@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
@@ -21,6 +22,10 @@ struct hipobj_mpu {
   char *bucket;
   char *key;
   char *upload_id;
+  /* Created with x-amz-checksum-algorithm CRC32C, which the server
+   * confirmed: every part carries its CRC32C instead of a signed SHA-256,
+   * and Complete lists them. */
+  int crc32c;
   pthread_mutex_t lock; /* parts are recorded from several threads */
   struct s3_part *parts;
   size_t n_parts;
@@ -60,9 +65,9 @@ const char *hipobj_mpu_upload_id(const struct hipobj_mpu *m) {
   return m ? m->upload_id : "";
 }
 
-/* Records (or replaces, on re-upload) a part. */
+/* Records (or replaces, on re-upload) a part; crc32c "" when none. */
 static int mpu_record(struct hipobj_mpu *m, unsigned number, uint64_t size,
-                      const char *etag) {
+                      const char *etag, const char *crc32c) {
   int rc = 0;
   pthread_mutex_lock(&m->lock);
   struct s3_part *p = NULL;
@@ -86,6 +91,7 @@ static int mpu_record(struct hipobj_mpu *m, unsigned number, uint64_t size,
   p->number = number;
   p->size = size;
   hstrlcpy(p->etag, etag, sizeof p->etag);
+  hstrlcpy(p->crc32c, crc32c, sizeof p->crc32c);
 out:
   pthread_mutex_unlock(&m->lock);
   return rc;
@@ -134,9 +140,13 @@ static int initiate_check(struct hreq *r, struct hipobj_error *err) {
   return rc;
 }
 
-int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
-                         const char *key, const char *content_type,
-                         struct hipobj_mpu **out, struct hipobj_error *err) {
+/* Asks for CRC32C part checksums when want_crc32c; the upload uses them
+ * only if the server's answer confirms the algorithm (servers that do not
+ * know it ignore the header). */
+static int mpu_create(struct hipobj_client *c, const char *bucket,
+                      const char *key, const char *content_type,
+                      int want_crc32c, struct hipobj_mpu **out,
+                      struct hipobj_error *err) {
   const char *op = "CreateMultipartUpload";
   int rc;
   if (!c || !out)
@@ -150,6 +160,8 @@ int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
   s3_request_param(&r.req, "uploads", NULL);
   if (content_type)
     s3_request_header(&r.req, "content-type", content_type);
+  if (want_crc32c)
+    s3_request_header(&r.req, "x-amz-checksum-algorithm", "CRC32C");
   r.send_body = 1;
   r.check = initiate_check;
   rc = hreq_run(&r, err);
@@ -161,8 +173,20 @@ int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
       rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
     free(id);
   }
+  char alg[16];
+  if (rc == HIPOBJ_OK && want_crc32c &&
+      s3_http_resp_header(&r.xfer.resp, "x-amz-checksum-algorithm", alg,
+                          sizeof alg) &&
+      !strcasecmp(alg, "CRC32C"))
+    (*out)->crc32c = 1;
   hreq_cleanup(&r);
   return rc;
+}
+
+int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
+                         const char *key, const char *content_type,
+                         struct hipobj_mpu **out, struct hipobj_error *err) {
+  return mpu_create(c, bucket, key, content_type, 0, out, err);
 }
 
 int hipobj_mpu_open(struct hipobj_client *c, const char *bucket,
@@ -201,7 +225,8 @@ static void part_request(struct hreq *r, struct hipobj_mpu *m, unsigned number,
   r->body = data;
   r->body_len = len;
   r->send_body = 1;
-  r->sign_payload = HREQ_SIGN_OBJECT;
+  r->sign_payload = m->crc32c ? HREQ_SIGN_NONE : HREQ_SIGN_OBJECT;
+  r->crc32c = m->crc32c;
   r->check = part_check;
 }
 
@@ -240,7 +265,7 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
     if (rc != HIPOBJ_OK)
       return rc;
     if (out.done) {
-      if (mpu_record(m, number, src->len, out.etag) != 0)
+      if (mpu_record(m, number, src->len, out.etag, "") != 0)
         return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
       if (res) {
         res->bytes = res->rdma_bytes = out.bytes;
@@ -265,7 +290,8 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
   if (rc == HIPOBJ_OK)
     rc = hreq_run(&r, err);
   hstage_end(stage);
-  if (rc == HIPOBJ_OK && mpu_record(m, number, src->len, r.xfer.resp.etag))
+  if (rc == HIPOBJ_OK &&
+      mpu_record(m, number, src->len, r.xfer.resp.etag, r.crc32c_b64))
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, r.op_name, "out of memory");
   if (res) {
     res->bytes = rc == HIPOBJ_OK ? src->len : 0;
@@ -503,8 +529,8 @@ static void part_done(struct hreq *r, void *ctx) {
   struct part_slot *s = ctx;
   struct mp_state *st = s->st;
   int rc = r->status;
-  if (rc == HIPOBJ_OK &&
-      mpu_record(st->mpu, s->number, s->len, r->xfer.resp.etag) != 0)
+  if (rc == HIPOBJ_OK && mpu_record(st->mpu, s->number, s->len,
+                                    r->xfer.resp.etag, r->crc32c_b64) != 0)
     rc = herr_set(&r->err, HIPOBJ_E_OUT_OF_MEMORY, r->op_name, "out of memory");
   /* Its chunks go back to the pool before anyone is woken to take them. */
   hstage_end(s->stage);
@@ -548,7 +574,7 @@ static int rdma_part(struct mp_state *st, const struct hipobj_mem *src,
   memset(&e, 0, sizeof e);
   int rc = hrdma_transfer(st->mpu->client, &job, &out, &e);
   if (rc == HIPOBJ_OK && out.done &&
-      mpu_record(st->mpu, number, len, out.etag) != 0)
+      mpu_record(st->mpu, number, len, out.etag, "") != 0)
     rc = herr_set(&e, HIPOBJ_E_OUT_OF_MEMORY, "UploadPart", "out of memory");
   if (rc != HIPOBJ_OK) {
     snprintf(e.operation, sizeof e.operation, "UploadPart #%u", number);
@@ -726,7 +752,13 @@ int hops_put_multipart(struct hipobj_client *c, const char *bucket,
   if (conc > n_parts)
     conc = n_parts;
   struct hipobj_mpu *m = NULL;
-  int rc = hipobj_s3_mpu_create(c, bucket, key, content_type, &m, err);
+  /* Part checksums instead of signed payloads where the server checks
+   * them: not for RDMA parts (the client never reads that data) nor for an
+   * upload kept for resuming (its later parts come from the step-by-step
+   * calls, which sign them). */
+  int want_crc32c = c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO && ready == 0 &&
+                    !keep_failed_upload;
+  int rc = mpu_create(c, bucket, key, content_type, want_crc32c, &m, err);
   if (rc != HIPOBJ_OK)
     return rc;
   struct part_slot *slots = calloc(conc, sizeof *slots);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../s3/checksum.h"
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
 #include "client_int.h"
@@ -92,6 +93,23 @@ static int status_from_transport(int code) {
   }
 }
 
+/* A server that checked the CRC32C we sent says so by echoing it; one that
+ * echoes another value computed it over other bytes than we meant. */
+static int check_crc32c_echo(struct hreq *r) {
+  char echo[64];
+  r->crc32c_confirmed = 0;
+  if (!r->crc32c || !s3_http_resp_header(&r->xfer.resp, "x-amz-checksum-crc32c",
+                                         echo, sizeof echo))
+    return HIPOBJ_OK;
+  if (strcmp(echo, r->crc32c_b64) != 0)
+    return herr_set(&r->err, HIPOBJ_E_PROTOCOL, r->op_name,
+                    "the server answered x-amz-checksum-crc32c %.16s for a "
+                    "body whose CRC32C is %s",
+                    echo, r->crc32c_b64);
+  r->crc32c_confirmed = 1;
+  return HIPOBJ_OK;
+}
+
 /* Turns a finished attempt into r->status / r->err. */
 static void classify(struct hreq *r) {
   const struct s3_http_resp *resp = &r->xfer.resp;
@@ -124,8 +142,8 @@ static void classify(struct hreq *r) {
   }
   long http = resp->status;
   if (http >= 200 && http < 300) {
-    r->status = HIPOBJ_OK;
-    if (r->check)
+    r->status = check_crc32c_echo(r);
+    if (r->status == HIPOBJ_OK && r->check)
       r->status = r->check(r, err);
     return;
   }
@@ -351,33 +369,47 @@ void hreq_hash_pool_destroy(struct hipobj_client *c) {
 
 static int sign_payload(const struct hreq *r) {
   return r->sign_payload == HREQ_SIGN_ALWAYS ||
-         (r->sign_payload && !r->client->cfg.unsigned_payload);
+         (r->sign_payload && r->client->cfg.integrity != HIPOBJ_INTEGRITY_NONE);
 }
 
-/* Whether the payload hash must be computed from the body. */
+/* Whether the body must be read before sending (hash or checksum). */
 static int needs_hash(const struct hreq *r) {
-  if (!sign_payload(r))
+  if (!sign_payload(r) && !r->crc32c)
     return 0;
-  return r->source ? r->hash_source && r->body_len > 0 : 1;
+  return r->source ? r->digest_source && r->body_len > 0 : 1;
 }
 
-/* Fills r->payload_hash. Returns a status (r->err filled on failure). */
+/* Fills r->payload_hash and, with crc32c, adds the checksum header.
+ * Returns a status (r->err filled on failure). */
 static int hash_payload(struct hreq *r) {
+  char *hex = sign_payload(r) ? r->payload_hash : NULL;
+  uint32_t crc = S3_CRC32C_INIT;
+  if (r->crc32c && r->source && !r->digest_source)
+    return r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
+                                "a checksum of an unreadable body (bug)");
   if (needs_hash(r) && r->source) {
     /* A streamed body is read once more, before sending, to be signed. */
-    r->status = r->hash_source(r, r->payload_hash);
-    if (r->status != HIPOBJ_OK)
-      r->payload_hash[0] = '\0';
+    r->status = r->digest_source(r, hex, r->crc32c ? &crc : NULL);
   } else if (needs_hash(r)) {
-    if (s3_sha256_hex(r->body ? r->body : "", (size_t)r->body_len,
-                      r->payload_hash) != 0) {
-      r->payload_hash[0] = '\0';
+    const char *body = r->body ? r->body : "";
+    if (hex && s3_sha256_hex(body, (size_t)r->body_len, hex) != 0)
       r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
                            "SHA-256 of the payload failed (OpenSSL)");
-    }
+    if (r->crc32c)
+      crc = s3_crc32c(crc, body, (size_t)r->body_len);
   } else if (!r->send_body || r->body_len == 0) {
     /* Nothing to stream: sign the empty hash, servers check it cheaply. */
     hstrlcpy(r->payload_hash, S3_EMPTY_SHA256, sizeof r->payload_hash);
+  }
+  if (r->status != HIPOBJ_OK) {
+    r->payload_hash[0] = '\0';
+    return r->status;
+  }
+  if (r->crc32c && !r->crc32c_b64[0]) {
+    s3_crc32c_b64(crc, r->crc32c_b64);
+    if (s3_request_header(&r->req, "x-amz-checksum-crc32c", r->crc32c_b64))
+      r->status = herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
+                           "too many request headers (bug)");
   }
   return r->status;
 }

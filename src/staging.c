@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../s3/checksum.h"
 #include "../s3/crypto.h"
 #include "gpu.h"
 #include "strutil.h"
@@ -514,12 +515,12 @@ static int put_before_attempt(struct hreq *r) {
   return 0;
 }
 
-/* The signing pass: the whole range through the same pipeline, hashed
- * straight from the chunks. */
-static int put_hash(struct hreq *r, char hex[65]) {
+/* The signing/checksum pass: the whole range through the same pipeline,
+ * hashed straight from the chunks. */
+static int put_digest(struct hreq *r, char *sha_hex, uint32_t *crc) {
   struct hstage *s = r->source_ctx;
-  struct s3_sha256_ctx *h = s3_sha256_begin();
-  if (!h)
+  struct s3_sha256_ctx *h = NULL;
+  if (sha_hex && !(h = s3_sha256_begin()))
     return herr_set(&r->err, HIPOBJ_E_OUT_OF_MEMORY, r->op_name,
                     "out of memory");
   int rc = put_rewind(s);
@@ -528,17 +529,21 @@ static int put_hash(struct hreq *r, char hex[65]) {
     size_t n;
     if ((rc = put_peek(s, &p, &n)) != 0 || n == 0)
       break;
-    s3_sha256_update(h, p, n);
+    if (h)
+      s3_sha256_update(h, p, n);
+    if (crc)
+      *crc = s3_crc32c(*crc, p, n);
     rc = put_advance(s, n);
   }
   uint8_t digest[S3_SHA256_LEN];
-  int hrc = s3_sha256_end(h, digest);
+  int hrc = h ? s3_sha256_end(h, digest) : 0;
   if (rc != 0)
     return herr_set(&r->err, HIPOBJ_E_IO, r->op_name, "%s", hstage_reason(s));
   if (hrc != 0)
     return herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
                     "SHA-256 of the payload failed (OpenSSL)");
-  s3_hex(digest, sizeof digest, hex);
+  if (sha_hex)
+    s3_hex(digest, sizeof digest, sha_hex);
   return HIPOBJ_OK;
 }
 
@@ -550,7 +555,7 @@ void hstage_put_attach(struct hstage *s, struct hreq *r) {
   r->body_len = s->len;
   r->send_body = 1;
   r->before_attempt = put_before_attempt;
-  r->hash_source = put_hash;
+  r->digest_source = put_digest;
 }
 
 /* ---- RDMA-staged: the RDMA path fills and drains the chunks itself ------- */

@@ -2,6 +2,10 @@
 # tests/bench/compare.sh - hipobj against other S3 clients, on one server in
 # one run: a big GET and PUT (default 1 GiB) and N small (4 KiB) GETs with
 #   hipobj   the CLI (`hipobj cp`; `hipobj bench --small N` for small GETs)
+#            (default --integrity auto: CRC32C part checksums where the
+#            server checks them, else signed SHA-256)
+#   hipobj-s the same with --integrity sha256, PUT only: every payload's
+#            SHA-256 signed
 #   hipobj-u the same with --unsigned-payload, PUT only: what curl and
 #            aws-c-s3 send, so their PUTs compare like for like
 #   awscrt   aws-c-s3 through Debian's python3-awscrt (awscrt_cp.py)
@@ -18,7 +22,7 @@ usage() {
   cat <<'EOF'
 usage: tests/bench/compare.sh [--server hipobj|rgw] [--size 1GiB] [--runs 3]
                               [--small-count 1000] [--build DIR] [--tmp DIR]
-                              [--tools hipobj,hipobj-u,awscrt,curl,aws,s3cmd]
+                              [--tools hipobj,hipobj-s,hipobj-u,awscrt,curl,aws,s3cmd]
   --server hipobj  build/tests/server/hipobj-server on 127.0.0.1:80 (default)
   --server rgw     tests/ceph-rgw.sh on 127.0.0.1:18080 (RGW_ACCESS_KEY /
                    RGW_SECRET_KEY); awscrt reaches it through a forwarder
@@ -38,7 +42,7 @@ die() {
 }
 
 server=hipobj size_arg=1GiB runs=3 small=1000 build=build tmpbase=/tmp
-tools_arg=hipobj,hipobj-u,awscrt,curl,aws,s3cmd
+tools_arg=hipobj,hipobj-s,hipobj-u,awscrt,curl,aws,s3cmd
 while [ $# -gt 0 ]; do
   case "$1" in
   --server | --size | --runs | --small-count | --build | --tools | --tmp)
@@ -83,7 +87,7 @@ IFS=, read -r -a wanted <<<"$tools_arg"
 for t in "${wanted[@]}"; do
   why=""
   case "$t" in
-  hipobj | hipobj-u) [ -x "$HIPOBJ" ] || why="no $HIPOBJ (build it: meson setup build && ninja -C build)" ;;
+  hipobj | hipobj-s | hipobj-u) [ -x "$HIPOBJ" ] || why="no $HIPOBJ (build it: meson setup build && ninja -C build)" ;;
   awscrt) "$PY" -c 'import awscrt.s3' 2>/dev/null || why="python3-awscrt is not installed" ;;
   curl) ;;
   aws) [ -x "$AWS" ] || why="no /usr/bin/aws (apt-get install awscli)" ;;
@@ -253,6 +257,7 @@ tool_cmd() { # OP TOOL -> the command in cmd[]
   get:aws) cmd=("$AWS" --endpoint-url "$EP" s3 cp --only-show-errors "s3://$B/src" "$out") ;;
   get:s3cmd) cmd=(s3cmd -c "$tmp/s3cfg" -q --no-progress get --force "s3://$B/src" "$out") ;;
   put:hipobj) cmd=("$HIPOBJ" --endpoint-url "$EP" -q cp "$data" "s3://$B/$key") ;;
+  put:hipobj-s) cmd=("$HIPOBJ" --endpoint-url "$EP" -q --integrity sha256 cp "$data" "s3://$B/$key") ;;
   put:hipobj-u) cmd=("$HIPOBJ" --endpoint-url "$EP" -q --unsigned-payload cp "$data" "s3://$B/$key") ;;
   put:awscrt) cmd=("$PY" "$repo/tests/bench/awscrt_cp.py" put --endpoint "$awscrt_ep" --bucket "$B" --key "$key" "$data") ;;
   put:curl) cmd=("${CURL[@]}" -T "$data" -o /dev/null "$EP/$B/$key") ;;
@@ -271,7 +276,7 @@ tool_cmd() { # OP TOOL -> the command in cmd[]
 run_one() {
   local op=$1 t=$2 run=$3 t0 t1 secs cpu cpu_u cpu_s rss sha
   [ "$op" = small ] && [ "$t" = hipobj ] && [ $bench_ok = 0 ] && return 0
-  [ "$t" = hipobj-u ] && [ "$op" != put ] && return 0
+  [[ "$t" == hipobj-[su] ]] && [ "$op" != put ] && return 0
   tool_cmd "$op" "$t"
   rm -rf "$out" "$dl" && mkdir -p "$dl"
   sync # no tool pays for the write-back of another's files
@@ -340,8 +345,9 @@ rows = {}
 for line in open(path):
     op, tool, run, secs, cpu, rss = line.split()
     rows.setdefault((op, tool), []).append((float(secs), float(cpu), int(rss)))
-order = ["hipobj", "hipobj-u", "awscrt", "curl", "aws", "s3cmd"]
-names = {"hipobj": "hipobj", "hipobj-u": "hipobj --unsigned-payload",
+order = ["hipobj", "hipobj-s", "hipobj-u", "awscrt", "curl", "aws", "s3cmd"]
+names = {"hipobj": "hipobj", "hipobj-s": "hipobj --integrity sha256",
+         "hipobj-u": "hipobj --unsigned-payload",
          "awscrt": "aws-c-s3" + note, "curl": "curl",
          "aws": "awscli v2", "s3cmd": "s3cmd"}
 goals = {("get", "awscrt"): 1.0, ("get", "curl"): 1.0, ("get", "aws"): 3.0,

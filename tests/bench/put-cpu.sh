@@ -1,7 +1,8 @@
 #!/bin/bash
 # put-cpu.sh - where the CPU of a `hipobj cp` PUT goes: the server's and
 # the client's CPU seconds (from /proc and GNU time) for a PUT of a file,
-# signed and unsigned in turn. On a machine where client and server share
+# with each --integrity in turn (none: UNSIGNED-PAYLOAD; auto: CRC32C part
+# checksums where the server checks them; sha256: signed payloads). On a machine where client and server share
 # few cores, their sum bounds the throughput: cores / (server + client).
 #   tests/bench/put-cpu.sh SERVER_BIN HIPOBJ_CLI [SIZE] [RUNS]
 set -euo pipefail
@@ -21,11 +22,10 @@ head -c "$bytes" /dev/urandom >"$work/data"
 tck=$(getconf CLK_TCK)
 server_cpu() { awk -v t="$tck" '{print ($14 + $15) / t}' "/proc/$server_pid/stat"; }
 echo "put-cpu: $(nproc) CPUs, $size, server $server_url"
-printf '%-9s %8s %12s %12s %14s\n' payload wall_s server_cpu_s client_cpu_s "cores/(s+c)"
+printf '%-9s %8s %12s %12s %14s\n' integrity wall_s server_cpu_s client_cpu_s "cores/(s+c)"
 for ((i = 0; i < runs; i++)); do
-  for mode in unsigned signed; do
-    flag=()
-    [ "$mode" = unsigned ] && flag=(--unsigned-payload)
+  for mode in none auto sha256; do
+    flag=(--integrity "$mode")
     a=$(server_cpu) t0=$EPOCHREALTIME
     /usr/bin/time -f '%U %S' -o "$work/time" "${H[@]}" "${flag[@]}" cp "$work/data" s3://putcpu/obj
     t1=$EPOCHREALTIME b=$(server_cpu)

@@ -258,7 +258,7 @@ static int case_unsigned_payload_multipart(void) {
   cfg.secret_access_key = getenv("HIPOBJ_TEST_SECRET_KEY");
   cfg.region = getenv("HIPOBJ_TEST_REGION");
   cfg.addressing = HIPOBJ_ADDRESSING_PATH;
-  cfg.unsigned_payload = 1;
+  cfg.integrity = HIPOBJ_INTEGRITY_NONE;
   cfg.part_size = 5 * MiB;
   cfg.staging_pool_bytes = 8 * MiB; /* 2 chunks for 4 parts */
   struct hipobj_client *saved = cli;

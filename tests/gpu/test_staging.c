@@ -57,7 +57,8 @@ static void client(size_t pool_chunks, int unsigned_payload,
   cfg.retry_base_ms = 1;
   cfg.part_size = 5 << 20;
   cfg.log_level = HIPOBJ_LOG_NONE;
-  cfg.unsigned_payload = unsigned_payload;
+  cfg.integrity =
+      unsigned_payload ? HIPOBJ_INTEGRITY_NONE : HIPOBJ_INTEGRITY_AUTO;
   cfg.staging_chunk_bytes = CB;
   cfg.staging_pool_bytes = pool_chunks * CB;
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK, "%s",

@@ -605,7 +605,7 @@ Test(server, edge_cases) {
   cfg.region = T_REGION;
   cfg.access_key_id = T_AK;
   cfg.secret_access_key = T_SK;
-  cfg.unsigned_payload = 1;
+  cfg.integrity = HIPOBJ_INTEGRITY_NONE;
   cfg.log_level = HIPOBJ_LOG_NONE;
   struct hipobj_client *u;
   OK(hipobj_client_create(&cfg, &u, err));

@@ -133,7 +133,7 @@ Test(config, defaults) {
   cr_assert_eq(c.addressing, HIPOBJ_ADDRESSING_AUTO);
   cr_assert_eq(c.anonymous, 0);
   cr_assert_eq(c.tls_skip_verify, 0);
-  cr_assert_eq(c.unsigned_payload, 0);
+  cr_assert_eq(c.integrity, HIPOBJ_INTEGRITY_AUTO);
   cr_assert_null(c.ca_bundle);
   cr_assert_null(c.session_token);
   cr_assert_str_eq(c.creds_source, "environment");
@@ -161,7 +161,7 @@ Test(config, struct_values_are_used) {
   cfg.concurrency = 7;
   cfg.part_size = 5 * MIB;
   cfg.multipart_threshold = 100 * MIB;
-  cfg.unsigned_payload = 1;
+  cfg.integrity = HIPOBJ_INTEGRITY_NONE;
   struct hcfg c;
   resolve_ok(&cfg, &c);
   cr_assert_str_eq(c.endpoint_url, "http://127.0.0.1:9000");
@@ -181,7 +181,7 @@ Test(config, struct_values_are_used) {
   cr_assert_eq(c.concurrency, 7);
   cr_assert_eq(c.part_size, 5 * MIB);
   cr_assert_eq(c.multipart_threshold, 100 * MIB);
-  cr_assert_eq(c.unsigned_payload, 1);
+  cr_assert_eq(c.integrity, HIPOBJ_INTEGRITY_NONE);
   cr_assert_str_eq(c.creds_source, "config");
   hcfg_free(&c);
 }
@@ -345,6 +345,13 @@ Test(config, bad_addressing) {
   env_keys();
   struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
   cfg.addressing = (enum hipobj_addressing)7;
+  resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT);
+}
+
+Test(config, bad_integrity) {
+  env_keys();
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.integrity = (enum hipobj_integrity)3;
   resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT);
 }
 
