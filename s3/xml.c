@@ -390,6 +390,23 @@ static size_t count_children(const xmlNode *parent, const char *name) {
   return n;
 }
 
+/* <ChecksumCRC32C> of a listed part, when present: base64 of 4 bytes. */
+static int list_part_crc32c(const xmlNode *part, struct s3_part *p,
+                            struct hbuf *why) {
+  int rc = field_trimmed(part, "ChecksumCRC32C", 0, p->crc32c, sizeof p->crc32c,
+                         why);
+  if (rc < 0)
+    return -1;
+  /* 8 characters: 6 of the alphabet, then "==". */
+  if (rc == 0 &&
+      (strlen(p->crc32c) != 8 || strcspn(p->crc32c, "=") != 6 ||
+       strspn(p->crc32c, S3_B64_CHARS) != 8 || strcmp(p->crc32c + 6, "=="))) {
+    p->crc32c[0] = '\0';
+    return fail(why, "bad <ChecksumCRC32C>: not the base64 of 4 bytes");
+  }
+  return 0;
+}
+
 int s3_xml_parse_list_parts(const char *xml, size_t len,
                             struct s3_list_parts *out, struct hbuf *why) {
   static const char *const roots[] = {"ListPartsResult", NULL};
@@ -413,7 +430,8 @@ int s3_xml_parse_list_parts(const char *xml, size_t len,
     if (field_part_number(c, "PartNumber", &p->number, why) != 0 ||
         field_fixed(c, "ETag", 1, p->etag, sizeof p->etag, 0, why) < 0 ||
         field_u64(c, "Size", 1, &p->size, why) != 0 ||
-        field_time(c, "LastModified", &p->mtime, why) < 0)
+        field_time(c, "LastModified", &p->mtime, why) < 0 ||
+        list_part_crc32c(c, p, why) != 0)
       goto done;
     out->n++;
   }

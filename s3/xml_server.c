@@ -75,15 +75,43 @@ static void trim(const char **s, size_t *n) {
     (*n)--;
 }
 
+/* <ChecksumCRC32C>: base64 of 4 bytes, 8 characters ending in "==". */
+static int read_crc32c(const char *s, size_t n, struct s3_part *p,
+                       struct hbuf *why) {
+  static const char b64[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+      "0123456789+/";
+  if (p->crc32c[0])
+    return fail(why, "two <ChecksumCRC32C> in one <Part>");
+  if (n != 8 || s[6] != '=' || s[7] != '=')
+    return fail(why, "<ChecksumCRC32C> is not the base64 of 4 bytes");
+  for (size_t i = 0; i < 6; i++)
+    if (!s[i] || !strchr(b64, s[i]))
+      return fail(why, "<ChecksumCRC32C> is not the base64 of 4 bytes");
+  memcpy(p->crc32c, s, n);
+  return 0;
+}
+
+/* Another <Checksum...> would be a check nobody makes: the server checks
+ * CRC32C only, so it refuses the rest rather than ignore them. */
+static int other_checksum(const xmlNode *c) {
+  return !strncmp((const char *)c->name, "Checksum", 8) &&
+         !is_el(c, "ChecksumCRC32C");
+}
+
 static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
   int have_num = 0, have_etag = 0;
   memset(p, 0, sizeof *p);
   for (xmlNodePtr c = part->children; c; c = c->next) {
     if (c->type != XML_ELEMENT_NODE)
       continue;
+    if (other_checksum(c))
+      return fail(why, "<%s> is not supported (only <ChecksumCRC32C>)",
+                  (const char *)c->name);
     int is_num = is_el(c, "PartNumber"), is_etag = is_el(c, "ETag");
-    if (!is_num && !is_etag)
-      continue; /* ChecksumCRC32 and friends: not checked here */
+    int is_crc = is_el(c, "ChecksumCRC32C");
+    if (!is_num && !is_etag && !is_crc)
+      continue;
     struct hbuf t = HBUF_INIT;
     if (leaf_text(c, &t, why) != 0) {
       hbuf_free(&t);
@@ -102,6 +130,8 @@ static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
         rc = fail(why, "<PartNumber> must be 1..%d", MAX_PART_NUMBER);
       p->number = (unsigned)v;
       have_num = 1;
+    } else if (is_crc) {
+      rc = read_crc32c(s, n, p, why);
     } else {
       if (n == 0 || n >= sizeof p->etag)
         rc = fail(why, "<ETag> is empty or too long");

@@ -1,9 +1,10 @@
 /* body.c - request bodies of hipobj-server. Object data streams to a temp
- * file in the bucket while its MD5 (the ETag) and, for signed payloads, its
- * SHA-256 are computed on the way; XML bodies are collected in memory up to
- * a limit. Checks at the end: x-amz-content-sha256, Content-MD5, the
- * aws-chunked framing and decoded length. A body that fails any check is
- * deleted and never becomes an object. */
+ * file in the bucket while its MD5 (the ETag), for signed payloads its
+ * SHA-256 and, when x-amz-checksum-crc32c was sent, its CRC32C are
+ * computed on the way; XML bodies are collected in memory up to a limit.
+ * Checks at the end: x-amz-content-sha256, Content-MD5,
+ * x-amz-checksum-crc32c, the aws-chunked framing and decoded length. A
+ * body that fails any check is deleted and never becomes an object. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ static int emit(struct req *r, const char *data, size_t n) {
   switch (r->sink) {
   case SINK_FILE:
     s3_md5_update(r->md5, data, n);
+    cks_body_update(r, data, n);
     while (n) {
       ssize_t w = write(r->tmp_fd, data, n);
       if (w < 0 && errno == EINTR)
@@ -125,7 +127,7 @@ int body_finish(struct req *r) {
   if (r->sink == SINK_FILE) {
     s3_md5_end(r->md5, r->md5_digest);
     r->md5 = NULL;
-    if (check_content_md5(r, r->md5_digest) != 0)
+    if (check_content_md5(r, r->md5_digest) != 0 || cks_body_check(r) != 0)
       return -1;
     /* An object is made durable before it is committed. A part is not
      * fsynced: CompleteMultipartUpload syncs the object it assembles, and

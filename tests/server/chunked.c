@@ -7,9 +7,11 @@
  *   [<trailer>: <value>\r\n]...\r\n
  *
  * Signed chunks are verified: each signature chains on the previous one,
- * starting from the request's seed signature. Trailer checksums and the
- * trailer signature are read but not verified. Input arrives in arbitrary
- * pieces, so this is a byte-driven state machine. */
+ * starting from the request's seed signature. Trailers are refused: a
+ * request that declares one (x-amz-trailer) is answered 501 before its body
+ * (checksums.c), so a trailer line here is one nothing declared, and a
+ * checksum in it would go unchecked. Input arrives in arbitrary pieces, so
+ * this is a byte-driven state machine. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,7 +132,11 @@ int chunk_feed(struct req *r, struct chunk_dec *d, const char *data, size_t n,
           if (size_line(r, d) != 0)
             return -1;
         } else if (d->line_len == 0) {
-          d->state = CS_DONE; /* the empty line after the last trailer */
+          d->state = CS_DONE; /* the empty line after the last chunk */
+        } else {
+          return req_fail(r, 501, "NotImplemented",
+                          "hipobj-server does not read aws-chunked trailers "
+                          "(a trailer line was sent)");
         }
         d->line_len = 0;
       } else if (d->line_len + 1 >= LINE_MAX_LEN) {

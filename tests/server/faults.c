@@ -10,6 +10,7 @@
  *   prob=P         fire with probability P (0..1) when nth is not given
  *   action=...     status:CODE[:S3Code] | delay:MS | drop | close:N |
  *                  short[:N] | corrupt[:OFFSET] | badxml | crash |
+ *                  (corrupt: of the request body for uploads)
  *                  crash-after | rdma-decline | rdma-fail
  * Every rule counts the requests of its operation on its own. Delays of all
  * firing rules add up; of the other actions the first firing rule wins. */
@@ -63,7 +64,8 @@ static const char help_text[] =
     "      short[:N]     send N (default 1) fewer body bytes than the\n"
     "                    Content-Length, then close\n"
     "      corrupt[:OFF] flip the byte at OFF (default: the middle) of the\n"
-    "                    answer body\n"
+    "                    request body for PutObject and UploadPart (as it\n"
+    "                    arrives, before any check), else of the answer\n"
     "      badxml        cut an XML answer (List*, Initiate, Complete) in\n"
     "                    half\n"
     "      crash         _exit(70) when the request arrives\n"

@@ -29,11 +29,18 @@ enum MHD_Result h_upload_part(struct req *r);
 enum MHD_Result h_complete_mpu(struct req *r);
 enum MHD_Result h_abort_mpu(struct req *r);
 enum MHD_Result h_list_parts(struct req *r);
-enum MHD_Result h_list_uploads(struct req *r);
+/* Upload ids are 32 lower-case hex digits. */
+int valid_upload_id(const char *id);
+/* Loads an upload's info; checks it belongs to r->key (when set). 0,
+ * -ENOENT or -ENOMEM. */
+int load_upload(struct req *r, const char *id, struct obj_meta *info);
+/* <el><ID/><DisplayName/></el> of the request's credential. */
+void owner_xml(struct hbuf *x, const char *el, const struct req *r);
 
 /* listing.c */
 enum MHD_Result h_list_buckets(struct req *r);
 enum MHD_Result h_list_objects(struct req *r); /* ListObjects v1 and v2 */
+enum MHD_Result h_list_uploads(struct req *r);
 /* max-keys style parameter: default when absent, capped at `cap`. */
 int list_limit(struct req *r, const char *name, unsigned cap, unsigned *out);
 

@@ -3,8 +3,9 @@
  * operation, and the request phases:
  *
  *   header phase  (first call: headers complete, no body yet)
- *                 faults, SigV4, RDMA token rules, body setup; errors are
- *                 answered at once, before any body is read
+ *                 faults, SigV4, checksum headers, RDMA token rules, body
+ *                 setup; errors are answered at once, before any body is
+ *                 read
  *   body phase    (calls with upload data) streamed to the sink
  *   final phase   (call with no more data) body checks, then the operation
  *
@@ -400,7 +401,8 @@ static int header_phase(struct req *r, enum MHD_Result *res) {
   default:
     break;
   }
-  if (r->err_http || auth_check(r) != 0 || body_lengths(r) != 0) {
+  if (r->err_http || auth_check(r) != 0 || body_lengths(r) != 0 ||
+      cks_headers(r) != 0) {
     *res = srv_fail(r);
     return 1;
   }
@@ -430,6 +432,16 @@ static int header_phase(struct req *r, enum MHD_Result *res) {
   }
   if (r->fault.action == FA_CLOSE && r->expect_len > 0)
     r->fault_on_request = 1;
+  if (r->fault.action == FA_CORRUPT && r->expect_len > 0 &&
+      (r->op == OP_PUT_OBJECT || r->op == OP_UPLOAD_PART)) {
+    /* Damage on the way in: the byte is flipped before any check sees it,
+     * as a bad NIC or memory would (fault.arg: its offset in the body). */
+    uint64_t len = (uint64_t)r->expect_len;
+    r->fault.arg = !r->fault.has_arg    ? len / 2
+                   : r->fault.arg < len ? r->fault.arg
+                                        : len - 1;
+    r->fault_on_request = 1;
+  }
   r->state = RS_BODY;
   return 0;
 }
@@ -464,7 +476,19 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
     size_t n = *size;
     *size = 0;
     r->bytes_in += n;
-    if (r->fault_on_request && r->bytes_in > r->fault.arg) {
+    uint64_t start = r->bytes_in - n;
+    if (r->fault_on_request && r->fault.action == FA_CORRUPT) {
+      if (r->fault.arg >= start && r->fault.arg < r->bytes_in) {
+        size_t k = (size_t)(r->fault.arg - start);
+        char flipped = (char)(data[k] ^ 0xff);
+        srv_log(r->srv, SLOG_INFO, "%s: fault: request body byte %llu flipped",
+                r->id, (unsigned long long)r->fault.arg);
+        body_feed(r, data, k);
+        body_feed(r, &flipped, 1);
+        body_feed(r, data + k + 1, n - k - 1);
+        return MHD_YES;
+      }
+    } else if (r->fault_on_request && r->bytes_in > r->fault.arg) {
       srv_log(r->srv, SLOG_INFO,
               "%s: fault: connection closed after %llu request body bytes",
               r->id, (unsigned long long)r->fault.arg);

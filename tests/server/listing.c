@@ -1,6 +1,7 @@
-/* listing.c - hipobj-server's listings: ListBuckets and ListObjects (v1 and
+/* listing.c - hipobj-server's listings: ListBuckets, ListObjects (v1 and
  * v2: prefix, delimiter, max-keys, marker / continuation-token /
- * start-after, encoding-type=url, KeyCount).
+ * start-after, encoding-type=url, KeyCount) and ListMultipartUploads (the
+ * uploads themselves are in multipart.c).
  *
  * Keys are sorted bytewise (UTF-8 byte order, as S3 does). With a
  * delimiter, keys sharing prefix..delimiter collapse into one common prefix
@@ -8,6 +9,7 @@
  * or common prefix, not greater than the marker is skipped, which also
  * skips the keys rolled up into a prefix that ended the previous page. The
  * continuation token is simply the hex of that last entry. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,5 +223,153 @@ enum MHD_Result h_list_objects(struct req *r) {
   hbuf_free(&marker);
   free(last_cp);
   st_free_keys(keys, n);
+  return srv_xml(r, 200, &x);
+}
+
+/* ---- ListMultipartUploads ----------------------------------------------- */
+
+struct upload_ent {
+  char *key;
+  char id[33];
+  int64_t initiated;
+};
+
+static int cmp_upload(const void *a, const void *b) {
+  const struct upload_ent *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  if (c)
+    return c;
+  if (x->initiated != y->initiated)
+    return x->initiated < y->initiated ? -1 : 1;
+  return strcmp(x->id, y->id);
+}
+
+enum MHD_Result h_list_uploads(struct req *r) {
+  const char *prefix = req_param(r, "prefix"),
+             *delim = req_param(r, "delimiter");
+  const char *km = req_param(r, "key-marker");
+  const char *um = req_param(r, "upload-id-marker");
+  const char *enc = req_param(r, "encoding-type");
+  unsigned max = 1000;
+  if (list_limit(r, "max-uploads", 1000, &max) != 0)
+    return srv_fail(r);
+  if (enc && strcmp(enc, "url"))
+    return srv_error(r, 400, "InvalidArgument",
+                     "Invalid Encoding Method specified in Request");
+  int url = enc != NULL;
+  prefix = prefix ? prefix : "";
+  delim = delim && *delim ? delim : NULL;
+  char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads");
+  DIR *d = dir ? opendir(dir) : NULL;
+  free(dir);
+  /* A bucket made by hand has no uploads directory yet: no uploads. */
+  if (!d && !st_bucket_exists(r->srv, r->bucket))
+    return srv_error(r, 404, "NoSuchBucket",
+                     "The specified bucket does not exist");
+  struct upload_ent *ents = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    struct obj_meta info;
+    if (!valid_upload_id(e->d_name) || load_upload(r, e->d_name, &info) != 0)
+      continue;
+    if (!info.key || strncmp(info.key, prefix, strlen(prefix))) {
+      meta_free(&info);
+      continue;
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 32;
+      struct upload_ent *ne = realloc(ents, cap * sizeof *ne);
+      if (!ne) {
+        meta_free(&info);
+        break;
+      }
+      ents = ne;
+    }
+    ents[n].key = info.key;
+    info.key = NULL;
+    memcpy(ents[n].id, e->d_name, 33);
+    ents[n].initiated = info.mtime_ms;
+    n++;
+    meta_free(&info);
+  }
+  if (d)
+    closedir(d);
+  if (n)
+    qsort(ents, n, sizeof *ents, cmp_upload);
+  struct hbuf x = HBUF_INIT, items = HBUF_INIT, cps = HBUF_INIT;
+  xml_begin(&x, "ListMultipartUploadsResult");
+  xml_el(&x, "Bucket", r->bucket);
+  xml_el_key(&x, "KeyMarker", km ? km : "", url);
+  xml_el(&x, "UploadIdMarker", um ? um : "");
+  unsigned listed = 0;
+  int truncated = 0;
+  const char *next_key = "", *next_id = "", *last_cp = NULL;
+  char *cp_store = NULL;
+  size_t plen = strlen(prefix);
+  for (size_t i = 0; i < n; i++) {
+    int after =
+        !km || !*km || strcmp(ents[i].key, km) > 0 ||
+        (!strcmp(ents[i].key, km) && um && *um && strcmp(ents[i].id, um) > 0);
+    if (!after)
+      continue;
+    const char *dpos = delim ? strstr(ents[i].key + plen, delim) : NULL;
+    if (dpos) {
+      size_t cl = (size_t)(dpos - ents[i].key) + strlen(delim);
+      if (last_cp && strlen(last_cp) == cl &&
+          !strncmp(last_cp, ents[i].key, cl))
+        continue;
+      if (km && *km && strncmp(ents[i].key, km, cl) == 0 && strlen(km) >= cl)
+        continue; /* that prefix was listed on an earlier page */
+      if (listed == max) {
+        truncated = 1;
+        break;
+      }
+      free(cp_store);
+      cp_store = strndup(ents[i].key, cl);
+      last_cp = cp_store;
+      hbuf_puts(&cps, "<CommonPrefixes>");
+      xml_el_key(&cps, "Prefix", cp_store, url);
+      hbuf_puts(&cps, "</CommonPrefixes>");
+      next_key = cp_store;
+      next_id = "";
+    } else {
+      if (listed == max) {
+        truncated = 1;
+        break;
+      }
+      char when[32];
+      srv_iso8601(ents[i].initiated, when);
+      hbuf_puts(&items, "<Upload>");
+      xml_el_key(&items, "Key", ents[i].key, url);
+      xml_el(&items, "UploadId", ents[i].id);
+      owner_xml(&items, "Initiator", r);
+      owner_xml(&items, "Owner", r);
+      xml_el(&items, "StorageClass", "STANDARD");
+      xml_el(&items, "Initiated", when);
+      hbuf_puts(&items, "</Upload>");
+      next_key = ents[i].key;
+      next_id = ents[i].id;
+    }
+    listed++;
+  }
+  xml_el_key(&x, "NextKeyMarker", truncated ? next_key : "", url);
+  xml_el(&x, "NextUploadIdMarker", truncated ? next_id : "");
+  if (delim)
+    xml_el_key(&x, "Delimiter", delim, url);
+  xml_el_key(&x, "Prefix", prefix, url);
+  xml_el_u64(&x, "MaxUploads", max);
+  xml_el(&x, "IsTruncated", truncated ? "true" : "false");
+  if (url)
+    xml_el(&x, "EncodingType", "url");
+  hbuf_append(&x, items.data ? items.data : "", items.len);
+  hbuf_append(&x, cps.data ? cps.data : "", cps.len);
+  xml_end(&x, "ListMultipartUploadsResult");
+  hbuf_free(&items);
+  hbuf_free(&cps);
+  free(cp_store);
+  for (size_t i = 0; i < n; i++)
+    free(ents[i].key);
+  free(ents);
   return srv_xml(r, 200, &x);
 }

@@ -1,11 +1,16 @@
 /* multipart.c - hipobj-server's multipart uploads: Create, UploadPart,
- * Complete, Abort, ListParts and ListMultipartUploads.
+ * Complete, Abort and ListParts (ListMultipartUploads is in listing.c).
  *
  * State lives on disk so that a restart loses nothing already uploaded:
- * <bucket>/.hipobj/uploads/<id>/info holds the key, content type and user
- * metadata; each part is p<NNNNN> (data) + p<NNNNN>.m (metadata, with the
- * inode check of storage.h). A part becomes visible by rename, like an
- * object. Complete concatenates the listed parts into a new object (with
+ * <bucket>/.hipobj/uploads/<id>/info holds the key, content type, user
+ * metadata and checksum algorithm (x-amz-checksum-algorithm: CRC32C or
+ * none); each part is p<NNNNN> (data) + p<NNNNN>.m (metadata: size, ETag,
+ * CRC32C, and the inode check of storage.h). A part becomes visible by
+ * rename, like an object; a re-uploaded part replaces data and metadata.
+ * The checksum rules (checksums.c): a CRC32C upload takes only parts with
+ * x-amz-checksum-crc32c, a plain one only parts without, and its Complete
+ * must list each part's CRC32C; the result carries the composite CRC32C.
+ * Complete concatenates the listed parts into a new object (with
  * copy_file_range; a single part is linked, not copied), commits it, leaves
  * a small "done" record so that a retried Complete gets the same answer,
  * and removes the upload. Every operation on one upload holds that
@@ -27,9 +32,10 @@
 #include <unistd.h>
 
 #include "handlers.h"
+#include "s3/checksum.h"
 #include "s3/xml_server.h"
 
-static int valid_upload_id(const char *id) {
+int valid_upload_id(const char *id) {
   if (!id || strlen(id) != 32)
     return 0;
   for (int i = 0; i < 32; i++)
@@ -45,8 +51,7 @@ static enum MHD_Result no_such_upload(struct req *r) {
                    "completed.");
 }
 
-/* Loads the upload's info; checks it belongs to r->key. 0 or -ENOENT. */
-static int load_upload(struct req *r, const char *id, struct obj_meta *info) {
+int load_upload(struct req *r, const char *id, struct obj_meta *info) {
   memset(info, 0, sizeof *info);
   if (!valid_upload_id(id))
     return -ENOENT;
@@ -61,8 +66,9 @@ static int load_upload(struct req *r, const char *id, struct obj_meta *info) {
 }
 
 /* A part's metadata, rebuilt from the data when a crash left them out of
- * step (see storage.h). 0 or -ENOENT. */
-static int load_part(struct req *r, const char *id, unsigned n,
+ * step (see storage.h), its CRC32C too when the upload has one (crc32c).
+ * 0 or -ENOENT. */
+static int load_part(struct req *r, const char *id, unsigned n, int crc32c,
                      struct obj_meta *m) {
   memset(m, 0, sizeof *m);
   char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id, n);
@@ -81,10 +87,15 @@ static int load_part(struct req *r, const char *id, unsigned n,
     if (rc == 0)
       meta_free(m);
     memset(m, 0, sizeof *m);
+    uint32_t crc = 0;
     int fd = open(dp, O_RDONLY | O_CLOEXEC);
-    rc = fd < 0 ? -ENOENT : st_file_etag(fd, (uint64_t)st.st_size, m->etag);
+    rc = fd < 0 ? -ENOENT
+                : st_file_etag(fd, (uint64_t)st.st_size, m->etag,
+                               crc32c ? &crc : NULL);
     if (fd >= 0)
       close(fd);
+    if (crc32c)
+      s3_crc32c_b64(crc, m->crc32c);
     m->ino = (uint64_t)st.st_ino;
     m->size = (uint64_t)st.st_size;
     m->mtime_ms = (int64_t)st.st_mtime * 1000;
@@ -95,7 +106,7 @@ done:
   return rc;
 }
 
-static void owner_xml(struct hbuf *x, const char *el, const struct req *r) {
+void owner_xml(struct hbuf *x, const char *el, const struct req *r) {
   hbuf_printf(x, "<%s>", el);
   xml_el(x, "ID", r->cred->access_key);
   xml_el(x, "DisplayName", r->cred->access_key);
@@ -116,6 +127,8 @@ enum MHD_Result h_create_mpu(struct req *r) {
   }
   info.key = strdup(r->key);
   info.mtime_ms = st_now_ms();
+  snprintf(info.checksum_alg, sizeof info.checksum_alg, "%s",
+           cks_upload_alg(r));
   char id[33];
   st_random_hex(id, 16);
   struct hbuf text = HBUF_INIT;
@@ -187,7 +200,10 @@ int upload_part_begin(struct req *r) {
                     "The specified upload does not exist. The upload ID may "
                     "be invalid, or the upload may have been aborted or "
                     "completed.");
+  int mismatch = cks_part_vs_upload(r, &info);
   meta_free(&info);
+  if (mismatch)
+    return -1;
   if (!req_header(r, "Content-Length"))
     return req_fail(r, 411, "MissingContentLength",
                     "You must provide the Content-Length HTTP header.");
@@ -205,6 +221,7 @@ enum MHD_Result h_upload_part(struct req *r) {
   struct obj_meta m;
   memset(&m, 0, sizeof m);
   snprintf(m.etag, sizeof m.etag, "\"%s\"", hex);
+  cks_part_record(r, &m);
   m.mtime_ms = st_now_ms();
   struct stat st;
   if (stat(r->tmp_path, &st) != 0)
@@ -327,7 +344,9 @@ static int link_part(struct req *r, const char *part, char **tmp) {
   return rc;
 }
 
-static enum MHD_Result complete_result(struct req *r, const char *etag) {
+/* crc32c: the composite checksum of a CRC32C upload, "" for none. */
+static enum MHD_Result complete_result(struct req *r, const char *etag,
+                                       const char *crc32c) {
   struct hbuf x = HBUF_INIT;
   const char *host = req_header(r, "Host");
   xml_begin(&x, "CompleteMultipartUploadResult");
@@ -337,12 +356,17 @@ static enum MHD_Result complete_result(struct req *r, const char *etag) {
   xml_el(&x, "Bucket", r->bucket);
   xml_el(&x, "Key", r->key);
   xml_el(&x, "ETag", etag);
+  if (crc32c[0]) {
+    xml_el(&x, "ChecksumCRC32C", crc32c);
+    xml_el(&x, "ChecksumType", "COMPOSITE");
+  }
   xml_end(&x, "CompleteMultipartUploadResult");
   return srv_xml(r, 200, &x);
 }
 
 /* A Complete retried after a lost answer finds the done record. */
-static int done_record(struct req *r, const char *id, char etag[80]) {
+static int done_record(struct req *r, const char *id, char etag[80],
+                       char crc32c[16]) {
   struct obj_meta d;
   char *p = st_path(r->srv, r->bucket, ".hipobj/done/%s", id);
   int rc = p ? meta_load(p, &d) : -ENOMEM;
@@ -350,8 +374,10 @@ static int done_record(struct req *r, const char *id, char etag[80]) {
   if (rc != 0)
     return -1;
   int ok = d.key && !strcmp(d.key, r->key);
-  if (ok)
+  if (ok) {
     memcpy(etag, d.etag, 80);
+    memcpy(crc32c, d.crc32c, 16);
+  }
   meta_free(&d);
   return ok ? 0 : -1;
 }
@@ -360,24 +386,30 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
                                        const struct s3_part *want, size_t n) {
   struct obj_meta info, *parts = NULL, m;
   memset(&m, 0, sizeof m);
-  char etag[80];
+  char etag[80], composite[16] = "";
   if (load_upload(r, id, &info) != 0) {
-    if (done_record(r, id, etag) == 0)
-      return complete_result(r, etag);
+    if (done_record(r, id, etag, composite) == 0)
+      return complete_result(r, etag, composite);
     return no_such_upload(r);
   }
   enum MHD_Result res;
   char *tmp = NULL;
   int fd = -1;
   size_t loaded = 0;
+  int crc32c = cks_upload_crc32c(&info);
+  if (cks_complete_request(r, &info, want, n) != 0) {
+    res = srv_fail(r);
+    goto done;
+  }
   parts = calloc(n, sizeof *parts);
   if (!parts) {
     res = srv_error(r, 500, "InternalError", "out of memory");
     goto done;
   }
   for (size_t i = 0; i < n; i++) {
-    if (load_part(r, id, want[i].number, &parts[i]) != 0 ||
-        !same_etag(parts[i].etag, want[i].etag)) {
+    if (load_part(r, id, want[i].number, crc32c, &parts[i]) != 0 ||
+        !same_etag(parts[i].etag, want[i].etag) ||
+        !cks_same_part(&parts[i], &want[i])) {
       res = srv_error(r, 400, "InvalidPart",
                       "One or more of the specified parts could not be "
                       "found. The part may not have been uploaded, or the "
@@ -424,6 +456,10 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   s3_hex(d, 16, hex);
   m.n_parts = (unsigned)n;
   snprintf(m.etag, sizeof m.etag, "\"%s-%zu\"", hex, n);
+  if (crc32c && cks_composite(parts, n, composite) != 0) {
+    res = srv_error(r, 500, "InternalError", "a part's CRC32C is unreadable");
+    goto done;
+  }
   m.key = strdup(r->key);
   m.ctype = info.ctype ? strdup(info.ctype) : NULL;
   hbuf_puts(&m.hdrs, hbuf_str(&info.hdrs));
@@ -464,6 +500,7 @@ committed:;
   struct obj_meta rec;
   memset(&rec, 0, sizeof rec);
   memcpy(rec.etag, m.etag, sizeof rec.etag);
+  memcpy(rec.crc32c, composite, sizeof rec.crc32c);
   rec.key = r->key;
   rec.mtime_ms = st_now_ms();
   struct hbuf text = HBUF_INIT;
@@ -481,7 +518,7 @@ committed:;
   if (dir)
     st_discard_tree(r->srv, dir);
   free(dir);
-  res = complete_result(r, m.etag);
+  res = complete_result(r, m.etag, composite);
 done:
   if (fd >= 0)
     close(fd);
@@ -584,6 +621,7 @@ enum MHD_Result h_list_parts(struct req *r) {
   struct obj_meta info;
   if (load_upload(r, id, &info) != 0)
     return no_such_upload(r);
+  int crc32c = cks_upload_crc32c(&info);
   meta_free(&info);
   char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
   DIR *d = dir ? opendir(dir) : NULL;
@@ -613,6 +651,8 @@ enum MHD_Result h_list_parts(struct req *r) {
   owner_xml(&x, "Initiator", r);
   owner_xml(&x, "Owner", r);
   xml_el(&x, "StorageClass", "STANDARD");
+  if (crc32c)
+    xml_el(&x, "ChecksumAlgorithm", "CRC32C");
   xml_el_u64(&x, "PartNumberMarker", marker);
   struct hbuf items = HBUF_INIT;
   unsigned listed = 0, last = marker;
@@ -625,7 +665,7 @@ enum MHD_Result h_list_parts(struct req *r) {
       break;
     }
     struct obj_meta pm_;
-    if (load_part(r, id, nums[i], &pm_) != 0)
+    if (load_part(r, id, nums[i], crc32c, &pm_) != 0)
       continue;
     char when[32];
     srv_iso8601(pm_.mtime_ms, when);
@@ -634,6 +674,8 @@ enum MHD_Result h_list_parts(struct req *r) {
     xml_el(&items, "LastModified", when);
     xml_el(&items, "ETag", pm_.etag);
     xml_el_u64(&items, "Size", pm_.size);
+    if (pm_.crc32c[0])
+      xml_el(&items, "ChecksumCRC32C", pm_.crc32c);
     hbuf_puts(&items, "</Part>");
     meta_free(&pm_);
     last = nums[i];
@@ -646,153 +688,5 @@ enum MHD_Result h_list_parts(struct req *r) {
   hbuf_append(&x, items.data ? items.data : "", items.len);
   hbuf_free(&items);
   xml_end(&x, "ListPartsResult");
-  return srv_xml(r, 200, &x);
-}
-
-/* ---- ListMultipartUploads ----------------------------------------------- */
-
-struct upload_ent {
-  char *key;
-  char id[33];
-  int64_t initiated;
-};
-
-static int cmp_upload(const void *a, const void *b) {
-  const struct upload_ent *x = a, *y = b;
-  int c = strcmp(x->key, y->key);
-  if (c)
-    return c;
-  if (x->initiated != y->initiated)
-    return x->initiated < y->initiated ? -1 : 1;
-  return strcmp(x->id, y->id);
-}
-
-enum MHD_Result h_list_uploads(struct req *r) {
-  const char *prefix = req_param(r, "prefix"),
-             *delim = req_param(r, "delimiter");
-  const char *km = req_param(r, "key-marker");
-  const char *um = req_param(r, "upload-id-marker");
-  const char *enc = req_param(r, "encoding-type");
-  unsigned max = 1000;
-  if (list_limit(r, "max-uploads", 1000, &max) != 0)
-    return srv_fail(r);
-  if (enc && strcmp(enc, "url"))
-    return srv_error(r, 400, "InvalidArgument",
-                     "Invalid Encoding Method specified in Request");
-  int url = enc != NULL;
-  prefix = prefix ? prefix : "";
-  delim = delim && *delim ? delim : NULL;
-  char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads");
-  DIR *d = dir ? opendir(dir) : NULL;
-  free(dir);
-  /* A bucket made by hand has no uploads directory yet: no uploads. */
-  if (!d && !st_bucket_exists(r->srv, r->bucket))
-    return srv_error(r, 404, "NoSuchBucket",
-                     "The specified bucket does not exist");
-  struct upload_ent *ents = NULL;
-  size_t n = 0, cap = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    struct obj_meta info;
-    if (!valid_upload_id(e->d_name) || load_upload(r, e->d_name, &info) != 0)
-      continue;
-    if (!info.key || strncmp(info.key, prefix, strlen(prefix))) {
-      meta_free(&info);
-      continue;
-    }
-    if (n == cap) {
-      cap = cap ? 2 * cap : 32;
-      struct upload_ent *ne = realloc(ents, cap * sizeof *ne);
-      if (!ne) {
-        meta_free(&info);
-        break;
-      }
-      ents = ne;
-    }
-    ents[n].key = info.key;
-    info.key = NULL;
-    memcpy(ents[n].id, e->d_name, 33);
-    ents[n].initiated = info.mtime_ms;
-    n++;
-    meta_free(&info);
-  }
-  if (d)
-    closedir(d);
-  if (n)
-    qsort(ents, n, sizeof *ents, cmp_upload);
-  struct hbuf x = HBUF_INIT, items = HBUF_INIT, cps = HBUF_INIT;
-  xml_begin(&x, "ListMultipartUploadsResult");
-  xml_el(&x, "Bucket", r->bucket);
-  xml_el_key(&x, "KeyMarker", km ? km : "", url);
-  xml_el(&x, "UploadIdMarker", um ? um : "");
-  unsigned listed = 0;
-  int truncated = 0;
-  const char *next_key = "", *next_id = "", *last_cp = NULL;
-  char *cp_store = NULL;
-  size_t plen = strlen(prefix);
-  for (size_t i = 0; i < n; i++) {
-    int after =
-        !km || !*km || strcmp(ents[i].key, km) > 0 ||
-        (!strcmp(ents[i].key, km) && um && *um && strcmp(ents[i].id, um) > 0);
-    if (!after)
-      continue;
-    const char *dpos = delim ? strstr(ents[i].key + plen, delim) : NULL;
-    if (dpos) {
-      size_t cl = (size_t)(dpos - ents[i].key) + strlen(delim);
-      if (last_cp && strlen(last_cp) == cl &&
-          !strncmp(last_cp, ents[i].key, cl))
-        continue;
-      if (km && *km && strncmp(ents[i].key, km, cl) == 0 && strlen(km) >= cl)
-        continue; /* that prefix was listed on an earlier page */
-      if (listed == max) {
-        truncated = 1;
-        break;
-      }
-      free(cp_store);
-      cp_store = strndup(ents[i].key, cl);
-      last_cp = cp_store;
-      hbuf_puts(&cps, "<CommonPrefixes>");
-      xml_el_key(&cps, "Prefix", cp_store, url);
-      hbuf_puts(&cps, "</CommonPrefixes>");
-      next_key = cp_store;
-      next_id = "";
-    } else {
-      if (listed == max) {
-        truncated = 1;
-        break;
-      }
-      char when[32];
-      srv_iso8601(ents[i].initiated, when);
-      hbuf_puts(&items, "<Upload>");
-      xml_el_key(&items, "Key", ents[i].key, url);
-      xml_el(&items, "UploadId", ents[i].id);
-      owner_xml(&items, "Initiator", r);
-      owner_xml(&items, "Owner", r);
-      xml_el(&items, "StorageClass", "STANDARD");
-      xml_el(&items, "Initiated", when);
-      hbuf_puts(&items, "</Upload>");
-      next_key = ents[i].key;
-      next_id = ents[i].id;
-    }
-    listed++;
-  }
-  xml_el_key(&x, "NextKeyMarker", truncated ? next_key : "", url);
-  xml_el(&x, "NextUploadIdMarker", truncated ? next_id : "");
-  if (delim)
-    xml_el_key(&x, "Delimiter", delim, url);
-  xml_el_key(&x, "Prefix", prefix, url);
-  xml_el_u64(&x, "MaxUploads", max);
-  xml_el(&x, "IsTruncated", truncated ? "true" : "false");
-  if (url)
-    xml_el(&x, "EncodingType", "url");
-  hbuf_append(&x, items.data ? items.data : "", items.len);
-  hbuf_append(&x, cps.data ? cps.data : "", cps.len);
-  xml_end(&x, "ListMultipartUploadsResult");
-  hbuf_free(&items);
-  hbuf_free(&cps);
-  free(cp_store);
-  for (size_t i = 0; i < n; i++)
-    free(ents[i].key);
-  free(ents);
   return srv_xml(r, 200, &x);
 }

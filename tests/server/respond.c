@@ -1,6 +1,7 @@
 /* respond.c - every answer of hipobj-server goes through here: S3 error
  * documents, XML and empty answers, object bodies streamed from files, the
- * headers common to all answers (x-amz-request-id), and the faults that
+ * headers common to all answers (x-amz-request-id; on success the checksum
+ * echoes of checksums.c), and the faults that
  * act on a response body (short body, closed connection, corrupted byte,
  * malformed XML, crash after the operation). */
 #include <errno.h>
@@ -57,9 +58,9 @@ static void src_free(void *cls) {
 static int body_fault(const struct req *r) {
   switch (r->fault.action) {
   case FA_CLOSE:
-    return !r->fault_on_request;
-  case FA_SHORT:
   case FA_CORRUPT:
+    return !r->fault_on_request; /* the request's body took the fault */
+  case FA_SHORT:
     return 1;
   default:
     return 0;
@@ -141,6 +142,8 @@ enum MHD_Result srv_queue(struct req *r, int http, struct MHD_Response *resp) {
   MHD_add_response_header(resp, "x-amz-request-id", r->id);
   MHD_add_response_header(resp, "x-amz-id-2", r->id);
   MHD_add_response_header(resp, "Server", SRV_NAME);
+  if (http < 300)
+    cks_answer_headers(r, resp); /* the checksum echoes (checksums.c) */
   if (r->fault.action == FA_CRASH_AFTER && http < 300) {
     srv_log(r->srv, SLOG_WARN, "%s: fault: crash after %s", r->id,
             srv_op_name(r->op));

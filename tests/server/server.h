@@ -8,7 +8,8 @@
  * storage.c + objfile.c (buckets and objects on disk), objects.c (object
  * and bucket operations), multipart.c (multipart uploads), listing.c
  * (listings), faults.c (fault injection and its admin endpoint), delay.c
- * (delayed answers), rdma.c (RDMA paths, declined in this build). */
+ * (delayed answers), rdma.c (RDMA paths, declined in this build),
+ * checksums.c (x-amz-checksum-crc32c and the other checksum headers). */
 #ifndef HIPOBJ_SERVER_H
 #define HIPOBJ_SERVER_H
 
@@ -184,6 +185,9 @@ struct req {
   uint64_t expect_len; /* Content-Length or x-amz-decoded-content-length */
   struct chunk_dec *chunk;
   uint8_t md5_digest[16]; /* valid after body_finish() for SINK_FILE */
+  int crc32c_on;          /* x-amz-checksum-crc32c was sent: checked */
+  uint32_t crc32c_want;   /* its value */
+  uint32_t crc32c;        /* running CRC32C of the payload */
 
   /* a failure recorded for the answer (http 0: none) */
   int err_http;
@@ -198,6 +202,7 @@ struct req {
   unsigned part_number;
   char upload_id[40];
   int rdma_token; /* a well-formed x-amz-rdma-token was sent */
+  int mpu_crc32c; /* CreateMultipartUpload with x-amz-checksum-algorithm */
 };
 
 /* http.c: request accessors. */
@@ -274,6 +279,33 @@ void faults_describe(struct faults *f, struct hbuf *out);
 void faults_evaluate(struct faults *f, struct req *r);
 enum MHD_Result faults_admin(struct req *r);
 const char *faults_help(void);
+
+/* checksums.c: S3 flexible checksums, CRC32C only (anything else 501). */
+struct obj_meta;
+struct s3_part;
+/* The checksum headers of PutObject, UploadPart, CreateMultipartUpload
+ * and CompleteMultipartUpload, before the body; -1 with r->err set. */
+int cks_headers(struct req *r);
+/* Base64 of exactly 4 bytes (canonical) to the CRC32C; -1 otherwise. */
+int cks_crc32c_parse(const char *b64, uint32_t *out);
+/* Echoes of a successful answer: x-amz-checksum-crc32c (PutObject,
+ * UploadPart), x-amz-checksum-algorithm (CreateMultipartUpload). */
+void cks_answer_headers(const struct req *r, struct MHD_Response *resp);
+void cks_body_update(struct req *r, const void *data, size_t n);
+int cks_body_check(struct req *r); /* at the end of the body */
+/* The algorithm a new upload records ("CRC32C" or ""). */
+const char *cks_upload_alg(const struct req *r);
+int cks_upload_crc32c(const struct obj_meta *info);
+/* UploadPart: a checksum exactly when the upload has an algorithm. */
+int cks_part_vs_upload(struct req *r, const struct obj_meta *info);
+void cks_part_record(const struct req *r, struct obj_meta *part);
+/* Complete: every listed part has a checksum exactly when the upload
+ * has an algorithm (before any part is read). */
+int cks_complete_request(struct req *r, const struct obj_meta *info,
+                         const struct s3_part *want, size_t n);
+int cks_same_part(const struct obj_meta *stored, const struct s3_part *want);
+/* "<base64 CRC32C of the parts' CRC32Cs>-N"; -1 if a part has none. */
+int cks_composite(const struct obj_meta *parts, size_t n, char out[16]);
 
 /* rdma.c */
 enum MHD_Result rdma_control(struct req *r);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "s3/checksum.h"
 #include "s3/uri.h"
 
 #define N_STRIPES 64
@@ -204,6 +205,16 @@ void meta_format(const struct obj_meta *m, struct hbuf *b) {
     put_clean(b, m->ctype);
     hbuf_putc(b, '\n');
   }
+  if (m->crc32c[0]) {
+    hbuf_puts(b, "crc32c ");
+    put_clean(b, m->crc32c);
+    hbuf_putc(b, '\n');
+  }
+  if (m->checksum_alg[0]) {
+    hbuf_puts(b, "checksum ");
+    put_clean(b, m->checksum_alg);
+    hbuf_putc(b, '\n');
+  }
   if (m->n_parts) {
     hbuf_puts(b, "parts ");
     for (unsigned i = 0; i < m->n_parts; i++)
@@ -264,6 +275,14 @@ int meta_parse(const char *text, size_t len, struct obj_meta *m) {
       else if (klen == 4 && !strncmp(p, "etag", 4) && vlen < sizeof m->etag) {
         memcpy(m->etag, v, vlen);
         m->etag[vlen] = '\0';
+      } else if (klen == 6 && !strncmp(p, "crc32c", 6) &&
+                 vlen < sizeof m->crc32c) {
+        memcpy(m->crc32c, v, vlen);
+        m->crc32c[vlen] = '\0';
+      } else if (klen == 8 && !strncmp(p, "checksum", 8) &&
+                 vlen < sizeof m->checksum_alg) {
+        memcpy(m->checksum_alg, v, vlen);
+        m->checksum_alg[vlen] = '\0';
       } else if (klen == 3 && !strncmp(p, "key", 3)) {
         struct hbuf k = HBUF_INIT;
         if (s3_uri_decode(&k, v, vlen) == 0)
@@ -320,7 +339,7 @@ int meta_load(const char *path, struct obj_meta *m) {
   return rc;
 }
 
-int st_file_etag(int fd, uint64_t size, char etag[80]) {
+int st_file_etag(int fd, uint64_t size, char etag[80], uint32_t *crc32c) {
   struct s3_md5_ctx *c = s3_md5_begin();
   if (!c)
     return -ENOMEM;
@@ -341,6 +360,8 @@ int st_file_etag(int fd, uint64_t size, char etag[80]) {
       break;
     }
     s3_md5_update(c, buf, (size_t)n);
+    if (crc32c)
+      *crc32c = s3_crc32c(*crc32c, buf, (size_t)n);
     off += (uint64_t)n;
   }
   free(buf);

@@ -335,6 +335,25 @@ Test(xml_list_parts, empty_not_truncated) {
   s3_xml_list_parts_free(&lp);
 }
 
+/* <ChecksumCRC32C> of a part fills crc32c; a part without it has "". */
+Test(xml_list_parts, part_checksums) {
+  const char *x =
+      "<ListPartsResult><IsTruncated>false</IsTruncated>"
+      "<Part><PartNumber>1</PartNumber><ETag>\"a\"</ETag><Size>5</Size>"
+      "<ChecksumCRC32C> 4waSgw== </ChecksumCRC32C></Part>"
+      "<Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag><Size>1</Size>"
+      "</Part></ListPartsResult>";
+  struct s3_list_parts lp;
+  struct hbuf why = HBUF_INIT;
+  cr_assert_eq(s3_xml_parse_list_parts(x, strlen(x), &lp, &why), 0, "%s",
+               hbuf_str(&why));
+  cr_assert_eq(lp.n, 2);
+  cr_expect_str_eq(lp.parts[0].crc32c, "4waSgw==");
+  cr_expect_str_eq(lp.parts[1].crc32c, "");
+  s3_xml_list_parts_free(&lp);
+  hbuf_free(&why);
+}
+
 static void expect_list_parts_error(const char *x, const char *want_why) {
   struct s3_list_parts lp;
   struct hbuf why = HBUF_INIT;
@@ -369,6 +388,16 @@ Test(xml_list_parts, invalid_content) {
       "<Size>5</Size><LastModified>yesterday</LastModified></Part>"
       "</ListPartsResult>",
       "bad <LastModified>: \"yesterday\" is not an ISO 8601 time");
+  expect_list_parts_error(
+      "<ListPartsResult><Part><PartNumber>1</PartNumber><ETag>e</ETag>"
+      "<Size>5</Size><ChecksumCRC32C>4waSgw</ChecksumCRC32C></Part>"
+      "</ListPartsResult>",
+      "bad <ChecksumCRC32C>: not the base64 of 4 bytes");
+  expect_list_parts_error(
+      "<ListPartsResult><Part><PartNumber>1</PartNumber><ETag>e</ETag>"
+      "<Size>5</Size><ChecksumCRC32C>4waSgw==4waSgw==</ChecksumCRC32C>"
+      "</Part></ListPartsResult>",
+      "bad <ChecksumCRC32C>: value too long");
 }
 
 /* ------------------------------------------------------------------------ */
