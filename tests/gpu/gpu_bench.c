@@ -184,7 +184,8 @@ int main(void) {
   struct hipobj_gpu_device_info di = HIPOBJ_GPU_DEVICE_INFO_INIT;
   hipobj_gpu_device_info(kind, dev, &di, err);
   printf("gpu_bench: %zu MiB objects, %d runs each, %s device %d (%s, %s), "
-         "signed payloads, 8 MiB parts, the library's default staging "
+         "default integrity (CRC32C parts where the server checks them), "
+         "8 MiB parts, the library's default staging "
          "pool and I/O threads\n",
          n / MiB, RUNS, names[kind == HIPOBJ_MEM_HIP], dev, di.name,
          di.pci_bus_id);
