@@ -1,15 +1,13 @@
 /* test_rdma_crc_target.c - CRC-64/NVME against the vectors of §4.6 (and a
- * bitwise reference, every alignment, incremental and combined use, and its
- * throughput), the X-Amz-Rdma-Target encoding of §3.4, and the PREPARE
- * example of §3.3/§3.9 built with the rdma/ formatters and signed with
- * s3/sigv4.c, which must reproduce the specification's SigV4 vector. Part
- * of the test_rdma_codecs executable. */
+ * bitwise reference, every alignment, incremental and combined use; its
+ * speed is a benchmark, tests/bench/digest_bench.c), the X-Amz-Rdma-Target
+ * encoding of §3.4, and the PREPARE example of §3.3/§3.9 built with the rdma/
+ * formatters and signed with s3/sigv4.c, which must reproduce the
+ * specification's SigV4 vector. Part of the test_rdma_codecs executable. */
 #include <criterion/criterion.h>
-#include <criterion/logging.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rdma/crc64nvme.h"
 #include "rdma/token.h"
@@ -117,42 +115,6 @@ Test(crc64nvme, incremental_and_combine_match_reference) {
   cr_expect_eq(crc64nvme_combine(crc64nvme_combine(p1, p2, 2000), p3, n - 3000),
                whole);
   free(buf);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) ||                                        \
-    __has_feature(undefined_behavior_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
-Test(crc64nvme, throughput, .timeout = 60) {
-  size_t n = 64u << 20;
-  uint8_t *buf = malloc(n);
-  cr_assert_not_null(buf);
-  memset(buf, 0x5a, n);
-  double best = 0;
-  for (int round = 0; round < 3; round++) {
-    double t0 = now_s();
-    volatile uint64_t c = crc64nvme(buf, n);
-    (void)c;
-    double gbs = (double)n / (now_s() - t0) / 1e9;
-    best = gbs > best ? gbs : best;
-  }
-  free(buf);
-  cr_log_info("CRC-64/NVME: %.2f GB/s (best of 3 x 64 MiB)", best);
-#ifndef SANITIZED
-  /* The checksum must keep up with the data path; sanitizers slow it. */
-  cr_expect_gt(best, 1.0, "CRC-64/NVME at %.2f GB/s", best);
-#endif
 }
 
 /* ---- X-Amz-Rdma-Target (§3.4) ----------------------------------------------
