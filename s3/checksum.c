@@ -1,11 +1,14 @@
-/* checksum.c - CRC32C for x-amz-checksum-crc32c through ISA-L, which picks
- * the CPU's fastest routine (SSE4.2/PCLMUL on x86, CRC instructions on
- * ARM) at run time. */
+/* checksum.c - the CRCs of S3's flexible checksums: CRC32C and CRC32
+ * through ISA-L, which picks the CPU's fastest routine (SSE4.2/PCLMUL on
+ * x86, CRC instructions on ARM) at run time; CRC64NVME through
+ * rdma/crc64nvme.c (slice-by-16) rather than a third implementation. */
 #include "checksum.h"
 
 #include <isa-l/crc.h>
 #include <limits.h>
+#include <string.h>
 
+#include "../rdma/crc64nvme.h"
 #include "crypto.h"
 
 uint32_t s3_crc32c(uint32_t crc, const void *data, size_t len) {
@@ -22,8 +25,59 @@ uint32_t s3_crc32c(uint32_t crc, const void *data, size_t len) {
   return ~reg;
 }
 
+uint32_t s3_crc32(uint32_t crc, const void *data, size_t len) {
+  /* Unlike crc32_iscsi, crc32_gzip_refl inverts on the way in and out
+   * itself (zlib's convention) and takes a 64-bit length. */
+  return len ? crc32_gzip_refl(crc, data, len) : crc;
+}
+
+uint64_t s3_crc64nvme(uint64_t crc, const void *data, size_t len) {
+  /* crc64nvme.h keeps the running state inverted (init ~0, xorout ~0):
+   * the state of a finished CRC is its complement. */
+  return crc64nvme_final(crc64nvme_update(~crc, data, len));
+}
+
 void s3_crc32c_b64(uint32_t crc, char out[S3_CRC32C_B64_LEN]) {
   const uint8_t be[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16),
                          (uint8_t)(crc >> 8), (uint8_t)crc};
   s3_base64(be, sizeof be, out);
+}
+
+void s3_crc32_b64(uint32_t crc, char out[S3_CRC32_B64_LEN]) {
+  s3_crc32c_b64(crc, out);
+}
+
+void s3_crc64nvme_b64(uint64_t crc, char out[S3_CRC64NVME_B64_LEN]) {
+  crc64nvme_to_base64(crc, out);
+}
+
+static int b64_val(char c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+int s3_crc32_parse_b64(const char *b64, uint32_t *out) {
+  if (!b64 || strlen(b64) != 8 || strcmp(b64 + 6, "=="))
+    return -1;
+  uint64_t bits = 0;
+  for (int i = 0; i < 6; i++) {
+    int v = b64_val(b64[i]);
+    if (v < 0)
+      return -1;
+    bits = bits << 6 | (unsigned)v;
+  }
+  /* 36 bits carry 32: the 4 left over must be zero. */
+  if (bits & 0xf)
+    return -1;
+  *out = (uint32_t)(bits >> 4);
+  return 0;
+}
+
+int s3_crc64nvme_parse_b64(const char *b64, uint64_t *out) {
+  return b64 ? crc64nvme_from_base64(b64, strlen(b64), out) : -1;
 }

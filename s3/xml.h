@@ -34,6 +34,9 @@ struct s3_part {
   int64_t mtime;  /* unix time, 0 when absent */
   /* <ChecksumCRC32C> (base64 of 4 bytes), "" when the part has none */
   char crc32c[12];
+  /* <ChecksumCRC32>, likewise: only hipobj-server's Complete parser
+   * (xml_server.h) fills it; the client neither sends nor reads it. */
+  char crc32[12];
 };
 
 /* Appends <CompleteMultipartUpload><Part><PartNumber/><ETag/>

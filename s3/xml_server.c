@@ -75,28 +75,30 @@ static void trim(const char **s, size_t *n) {
     (*n)--;
 }
 
-/* <ChecksumCRC32C>: base64 of 4 bytes, 8 characters ending in "==". */
-static int read_crc32c(const char *s, size_t n, struct s3_part *p,
-                       struct hbuf *why) {
+/* <ChecksumCRC32C> or <ChecksumCRC32> (name) into field: base64 of 4
+ * bytes, 8 characters ending in "==". */
+static int read_crc(const char *name, const char *s, size_t n, char field[12],
+                    struct hbuf *why) {
   static const char b64[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
       "0123456789+/";
-  if (p->crc32c[0])
-    return fail(why, "two <ChecksumCRC32C> in one <Part>");
+  if (field[0])
+    return fail(why, "two <%s> in one <Part>", name);
   if (n != 8 || s[6] != '=' || s[7] != '=')
-    return fail(why, "<ChecksumCRC32C> is not the base64 of 4 bytes");
+    return fail(why, "<%s> is not the base64 of 4 bytes", name);
   for (size_t i = 0; i < 6; i++)
     if (!s[i] || !strchr(b64, s[i]))
-      return fail(why, "<ChecksumCRC32C> is not the base64 of 4 bytes");
-  memcpy(p->crc32c, s, n);
+      return fail(why, "<%s> is not the base64 of 4 bytes", name);
+  memcpy(field, s, n);
   return 0;
 }
 
 /* Another <Checksum...> would be a check nobody makes: the server checks
- * CRC32C only, so it refuses the rest rather than ignore them. */
+ * part checksums of CRC32C and CRC32 uploads only, so it refuses the rest
+ * rather than ignore them. */
 static int other_checksum(const xmlNode *c) {
   return !strncmp((const char *)c->name, "Checksum", 8) &&
-         !is_el(c, "ChecksumCRC32C");
+         !is_el(c, "ChecksumCRC32C") && !is_el(c, "ChecksumCRC32");
 }
 
 static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
@@ -106,11 +108,14 @@ static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
     if (c->type != XML_ELEMENT_NODE)
       continue;
     if (other_checksum(c))
-      return fail(why, "<%s> is not supported (only <ChecksumCRC32C>)",
+      return fail(why,
+                  "<%s> is not supported (only <ChecksumCRC32C> and "
+                  "<ChecksumCRC32>)",
                   (const char *)c->name);
     int is_num = is_el(c, "PartNumber"), is_etag = is_el(c, "ETag");
-    int is_crc = is_el(c, "ChecksumCRC32C");
-    if (!is_num && !is_etag && !is_crc)
+    int is_crc32c = is_el(c, "ChecksumCRC32C");
+    int is_crc32 = is_el(c, "ChecksumCRC32");
+    if (!is_num && !is_etag && !is_crc32c && !is_crc32)
       continue;
     struct hbuf t = HBUF_INIT;
     if (leaf_text(c, &t, why) != 0) {
@@ -130,8 +135,10 @@ static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
         rc = fail(why, "<PartNumber> must be 1..%d", MAX_PART_NUMBER);
       p->number = (unsigned)v;
       have_num = 1;
-    } else if (is_crc) {
-      rc = read_crc32c(s, n, p, why);
+    } else if (is_crc32c) {
+      rc = read_crc("ChecksumCRC32C", s, n, p->crc32c, why);
+    } else if (is_crc32) {
+      rc = read_crc("ChecksumCRC32", s, n, p->crc32, why);
     } else {
       if (n == 0 || n >= sizeof p->etag)
         rc = fail(why, "<ETag> is empty or too long");

@@ -11,10 +11,11 @@
 #include "xml.h"
 
 /* <CompleteMultipartUpload><Part><PartNumber/><ETag/>[<ChecksumCRC32C/>]
- * </Part>...: the parts in document order (order is checked by the caller:
- * InvalidPartOrder). *parts is malloc'd; size and mtime are 0, crc32c ""
- * when not listed. An empty list, a <ChecksumCRC32C> that is not the base64
- * of 4 bytes, and any other <Checksum...> element are errors. */
+ * [<ChecksumCRC32/>]</Part>...: the parts in document order (order is
+ * checked by the caller: InvalidPartOrder). *parts is malloc'd; size and
+ * mtime are 0, crc32c and crc32 "" when not listed. An empty list, a
+ * <ChecksumCRC32C> or <ChecksumCRC32> that is not the base64 of 4 bytes,
+ * and any other <Checksum...> element are errors. */
 int s3_xml_parse_complete_request(const char *xml, size_t len,
                                   struct s3_part **parts, size_t *n,
                                   struct hbuf *why);

@@ -220,15 +220,18 @@ static int set_payload_mode(struct req *r, const char *v) {
     r->payload_hash[64] = '\0';
   } else if (!strcmp(v, S3_UNSIGNED_PAYLOAD)) {
     r->pay = PAY_UNSIGNED;
-  } else if (!strcmp(v, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD") ||
-             !strcmp(v, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER")) {
+  } else if (!strcmp(v, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD")) {
     r->pay = PAY_CHUNKED_SIGNED;
+  } else if (!strcmp(v, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER")) {
+    r->pay = PAY_CHUNKED_SIGNED;
+    r->pay_trailer = 1;
   } else if (!strcmp(v, "STREAMING-UNSIGNED-PAYLOAD-TRAILER")) {
     r->pay = PAY_CHUNKED_UNSIGNED;
+    r->pay_trailer = 1;
   } else {
     return req_fail(r, 400, "InvalidArgument",
                     "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, "
-                    "STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
+                    "STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER], "
                     "STREAMING-UNSIGNED-PAYLOAD-TRAILER or a SHA-256 in hex");
   }
   return 0;
@@ -463,6 +466,21 @@ void auth_chunk_signature(const struct req *r, const char *prev_sig,
               "%s\n%s",
               r->amz_date, r->amz_date, r->srv->region, prev_sig,
               S3_EMPTY_SHA256, chunk_sha_hex);
+  out[0] = '\0';
+  if (!sts.oom)
+    s3_sigv4_signature(r->cred->secret_key, r->amz_date, r->srv->region, "s3",
+                       hbuf_str(&sts), out);
+  hbuf_free(&sts);
+}
+
+/* AWS's "trailing headers" SigV4: the trailer chains on the final (empty)
+ * chunk's signature and signs the hash of its canonical lines. */
+void auth_trailer_signature(const struct req *r, const char *prev_sig,
+                            const char *trailer_sha_hex, char out[65]) {
+  struct hbuf sts = HBUF_INIT;
+  hbuf_printf(
+      &sts, "AWS4-HMAC-SHA256-TRAILER\n%s\n%.8s/%s/s3/aws4_request\n%s\n%s",
+      r->amz_date, r->amz_date, r->srv->region, prev_sig, trailer_sha_hex);
   out[0] = '\0';
   if (!sts.oom)
     s3_sigv4_signature(r->cred->secret_key, r->amz_date, r->srv->region, "s3",

@@ -1,10 +1,11 @@
 /* body.c - request bodies of hipobj-server. Object data streams to a temp
  * file in the bucket while its MD5 (the ETag), for signed payloads its
- * SHA-256 and, when x-amz-checksum-crc32c was sent, its CRC32C are
- * computed on the way; XML bodies are collected in memory up to a limit.
- * Checks at the end: x-amz-content-sha256, Content-MD5,
- * x-amz-checksum-crc32c, the aws-chunked framing and decoded length. A
- * body that fails any check is deleted and never becomes an object. */
+ * SHA-256 and, when an x-amz-checksum-<alg> was sent (as a header or an
+ * aws-chunked trailer), its CRC are computed on the way; XML bodies are
+ * collected in memory up to a limit. Checks at the end:
+ * x-amz-content-sha256, Content-MD5, the aws-chunked framing (trailer
+ * included) and decoded length, x-amz-checksum-<alg>. A body that fails
+ * any check is deleted and never becomes an object. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,20 +4,25 @@
  * STREAMING-UNSIGNED-PAYLOAD-TRAILER:
  *
  *   <hex size>[;chunk-signature=<64 hex>]\r\n<data>\r\n ... 0[;...]\r\n
- *   [<trailer>: <value>\r\n]...\r\n
+ *   [<trailer>:<value>\r\n]...[x-amz-trailer-signature:<64 hex>\r\n]\r\n
  *
  * Signed chunks are verified: each signature chains on the previous one,
- * starting from the request's seed signature. Trailers are refused: a
- * request that declares one (x-amz-trailer) is answered 501 before its body
- * (checksums.c), so a trailer line here is one nothing declared, and a
- * checksum in it would go unchecked. Input arrives in arbitrary pieces, so
- * this is a byte-driven state machine. */
+ * starting from the request's seed signature. Trailer lines go to
+ * checksums.c, which takes only the x-amz-checksum-* that x-amz-trailer
+ * declared (anything else would go unchecked: an error). A signed trailer
+ * (STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER) ends with its signature,
+ * which chains on the final chunk's and covers the lines before it in
+ * their canonical form, "name:value\n" each (AWS's "trailing headers"
+ * SigV4). Input arrives in arbitrary pieces, so this is a byte-driven
+ * state machine. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "server.h"
 
 #define LINE_MAX_LEN 512
+#define TRAILERS_MAX 1024 /* canonical trailer lines kept for the signature */
 
 enum { CS_SIZE, CS_DATA, CS_DATA_CR, CS_DATA_LF, CS_TRAILER, CS_DONE };
 
@@ -30,6 +35,9 @@ struct chunk_dec {
   char sig[65];  /* the signature announced for the current chunk */
   char prev[65]; /* the previous chunk's (or the seed) signature */
   struct s3_sha256_ctx *sha;
+  char trailers[TRAILERS_MAX]; /* "name:value\n" of the trailer lines */
+  size_t trailers_len;
+  int trailer_signed; /* x-amz-trailer-signature was read and checked */
 };
 
 struct chunk_dec *chunk_new(int verify) {
@@ -58,6 +66,16 @@ static int bad(struct req *r, const char *what) {
                   "The aws-chunked body is malformed: %s", what);
 }
 
+/* Signatures compared without an early exit on the first difference. */
+static int ct_equal64(const char *a, const char *b) {
+  if (strlen(a) != 64 || strlen(b) != 64)
+    return 0;
+  unsigned char diff = 0;
+  for (int i = 0; i < 64; i++)
+    diff |= (unsigned char)(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 /* Checks the signature of the chunk whose data hashed to d->sha. */
 static int check_chunk(struct req *r, struct chunk_dec *d) {
   uint8_t digest[S3_SHA256_LEN];
@@ -71,14 +89,90 @@ static int check_chunk(struct req *r, struct chunk_dec *d) {
     return 0;
   s3_hex(digest, sizeof digest, hex);
   auth_chunk_signature(r, d->prev, hex, want);
-  unsigned char diff = strlen(want) != 64;
-  for (int i = 0; i < 64 && !diff; i++)
-    diff |= (unsigned char)(want[i] ^ d->sig[i]);
-  if (diff)
+  if (!ct_equal64(want, d->sig))
     return req_fail(r, 403, "SignatureDoesNotMatch",
                     "The chunk signature we calculated does not match the "
                     "chunk-signature you provided.");
   memcpy(d->prev, d->sig, sizeof d->prev);
+  return 0;
+}
+
+static int bad_trailer(struct req *r, const char *what) {
+  return req_fail(r, 400, "MalformedTrailerError",
+                  "The request contained trailing data that was not "
+                  "well-formed or did not conform to our published schema: "
+                  "%s",
+                  what);
+}
+
+static int signed_trailer(const struct req *r) {
+  return r->pay == PAY_CHUNKED_SIGNED && r->pay_trailer;
+}
+
+static char *trim(char *s) {
+  s += strspn(s, " \t");
+  size_t n = strlen(s);
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+    s[--n] = '\0';
+  return s;
+}
+
+/* x-amz-trailer-signature: over the canonical lines before it. */
+static int trailer_signature(struct req *r, struct chunk_dec *d,
+                             const char *sig) {
+  if (!signed_trailer(r))
+    return bad_trailer(r, "x-amz-trailer-signature in an unsigned trailer");
+  uint8_t digest[S3_SHA256_LEN];
+  char hex[65], want[65];
+  s3_sha256(d->trailers, d->trailers_len, digest);
+  s3_hex(digest, sizeof digest, hex);
+  auth_trailer_signature(r, d->prev, hex, want);
+  if (!ct_equal64(want, sig))
+    return req_fail(r, 403, "SignatureDoesNotMatch",
+                    "The trailer signature we calculated does not match the "
+                    "x-amz-trailer-signature you provided.");
+  d->trailer_signed = 1;
+  return 0;
+}
+
+/* The empty line that ends the body. */
+static int trailer_end(struct req *r, struct chunk_dec *d) {
+  if (signed_trailer(r) && d->trailers_len && !d->trailer_signed)
+    return bad_trailer(r, "the signed trailer has no "
+                          "x-amz-trailer-signature");
+  if (cks_trailer_end(r) != 0)
+    return -1;
+  d->state = CS_DONE;
+  return 0;
+}
+
+/* One line after the final chunk (in d->line, without its CRLF). */
+static int trailer_line(struct req *r, struct chunk_dec *d) {
+  d->line[d->line_len] = '\0';
+  if (d->line_len == 0)
+    return trailer_end(r, d);
+  char *colon = strchr(d->line, ':');
+  if (!colon)
+    return bad_trailer(r, "a trailer line without a colon");
+  if (d->trailer_signed)
+    return bad_trailer(r, "a trailer line after x-amz-trailer-signature");
+  *colon = '\0';
+  char *name = trim(d->line), *value = trim(colon + 1);
+  if (!strcasecmp(name, "x-amz-trailer-signature"))
+    return trailer_signature(r, d, value);
+  if (cks_trailer_line(r, name, value) != 0)
+    return -1;
+  size_t nl = strlen(name), vl = strlen(value);
+  if (d->trailers_len + nl + vl + 2 > sizeof d->trailers)
+    return bad_trailer(r, "too many trailer lines");
+  char *out = d->trailers + d->trailers_len;
+  for (size_t i = 0; i < nl; i++) /* SigV4 names are lower case */
+    out[i] =
+        (name[i] >= 'A' && name[i] <= 'Z') ? (char)(name[i] + 32) : name[i];
+  out[nl] = ':';
+  memcpy(out + nl + 1, value, vl);
+  out[nl + 1 + vl] = '\n';
+  d->trailers_len += nl + vl + 2;
   return 0;
 }
 
@@ -128,16 +222,8 @@ int chunk_feed(struct req *r, struct chunk_dec *d, const char *data, size_t n,
       char c = data[i++];
       if (c == '\n' && d->line_len && d->line[d->line_len - 1] == '\r') {
         d->line_len--;
-        if (d->state == CS_SIZE) {
-          if (size_line(r, d) != 0)
-            return -1;
-        } else if (d->line_len == 0) {
-          d->state = CS_DONE; /* the empty line after the last chunk */
-        } else {
-          return req_fail(r, 501, "NotImplemented",
-                          "hipobj-server does not read aws-chunked trailers "
-                          "(a trailer line was sent)");
-        }
+        if ((d->state == CS_SIZE ? size_line(r, d) : trailer_line(r, d)) != 0)
+          return -1;
         d->line_len = 0;
       } else if (d->line_len + 1 >= LINE_MAX_LEN) {
         return bad(r, "line too long");

@@ -64,10 +64,9 @@ EOF
 export AWS_CONFIG_FILE="$WORK/aws-config" AWS_SHARED_CREDENTIALS_FILE=/dev/null
 export AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_DEFAULT_REGION=us-east-1
 export AWS_EC2_METADATA_DISABLED=true AWS_PAGER=""
-# awscli >= 2.23 sends a CRC32 checksum trailer on every upload by default;
-# hipobj-server checks only CRC32C headers and answers trailers 501, so ask
-# for checksums only where an operation requires one (older awscli ignores
-# this variable).
+# awscli >= 2.23 adds a CRC32 checksum to every upload by default, which
+# hipobj-server checks (checksum-interop.sh covers checksums); this keeps
+# these steps on the plain paths whatever the version (older ones ignore it).
 export AWS_REQUEST_CHECKSUM_CALCULATION=when_required
 unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_SESSION_TOKEN AWS_REGION
 aws() { timeout 120 "$AWS" --endpoint-url "$URL" --no-cli-pager "$@"; }

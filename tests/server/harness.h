@@ -90,6 +90,13 @@ void chunk_sig(time_t when, const char *prev, const void *data, size_t len,
                char out[65]);
 
 void fill_pattern(void *buf, size_t n, unsigned seed);
+/* Bitwise reference CRCs (not the library's), chaining like zlib's
+ * crc32(): start from 0, ref(ref(0, a), b) = ref(0, a b). */
+uint32_t ref_crc32c(uint32_t crc, const void *data, size_t n);
+uint32_t ref_crc32(uint32_t crc, const void *data, size_t n);
+uint64_t ref_crc64nvme(uint64_t crc, const void *data, size_t n);
+/* An x-amz-checksum-* value: base64 of v's low `bytes` bytes, big-endian. */
+void ref_b64(uint64_t v, int bytes, char out[16]);
 void md5_etag(const void *data, size_t n, char out[40]); /* quoted */
 double mono_now(void);
 

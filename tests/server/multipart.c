@@ -3,13 +3,14 @@
  *
  * State lives on disk so that a restart loses nothing already uploaded:
  * <bucket>/.hipobj/uploads/<id>/info holds the key, content type, user
- * metadata and checksum algorithm (x-amz-checksum-algorithm: CRC32C or
- * none); each part is p<NNNNN> (data) + p<NNNNN>.m (metadata: size, ETag,
- * CRC32C, and the inode check of storage.h). A part becomes visible by
- * rename, like an object; a re-uploaded part replaces data and metadata.
- * The checksum rules (checksums.c): a CRC32C upload takes only parts with
- * x-amz-checksum-crc32c, a plain one only parts without, and its Complete
- * must list each part's CRC32C; the result carries the composite CRC32C.
+ * metadata and checksum algorithm (x-amz-checksum-algorithm: CRC32C, CRC32
+ * or none); each part is p<NNNNN> (data) + p<NNNNN>.m (metadata: size,
+ * ETag, checksum, and the inode check of storage.h). A part becomes visible
+ * by rename, like an object; a re-uploaded part replaces data and metadata.
+ * The checksum rules (checksums.c): a CRC32C (CRC32) upload takes only
+ * parts with x-amz-checksum-crc32c (-crc32), a plain one only parts
+ * without, and its Complete must list each part's checksum; the result
+ * carries the composite checksum.
  * Complete concatenates the listed parts into a new object (with
  * copy_file_range; a single part is linked, not copied), commits it, leaves
  * a small "done" record so that a retried Complete gets the same answer,
@@ -32,7 +33,6 @@
 #include <unistd.h>
 
 #include "handlers.h"
-#include "s3/checksum.h"
 #include "s3/xml_server.h"
 
 int valid_upload_id(const char *id) {
@@ -66,10 +66,10 @@ int load_upload(struct req *r, const char *id, struct obj_meta *info) {
 }
 
 /* A part's metadata, rebuilt from the data when a crash left them out of
- * step (see storage.h), its CRC32C too when the upload has one (crc32c).
- * 0 or -ENOENT. */
-static int load_part(struct req *r, const char *id, unsigned n, int crc32c,
-                     struct obj_meta *m) {
+ * step (see storage.h), its checksum too when the upload has an algorithm
+ * (alg). 0 or -ENOENT. */
+static int load_part(struct req *r, const char *id, unsigned n,
+                     enum cks_alg alg, struct obj_meta *m) {
   memset(m, 0, sizeof *m);
   char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id, n);
   char *mp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u.m", id, n);
@@ -87,15 +87,14 @@ static int load_part(struct req *r, const char *id, unsigned n, int crc32c,
     if (rc == 0)
       meta_free(m);
     memset(m, 0, sizeof *m);
-    uint32_t crc = 0;
+    uint64_t crc = 0;
     int fd = open(dp, O_RDONLY | O_CLOEXEC);
     rc = fd < 0 ? -ENOENT
-                : st_file_etag(fd, (uint64_t)st.st_size, m->etag,
-                               crc32c ? &crc : NULL);
+                : st_file_etag(fd, (uint64_t)st.st_size, m->etag, alg, &crc);
     if (fd >= 0)
       close(fd);
-    if (crc32c)
-      s3_crc32c_b64(crc, m->crc32c);
+    if (alg)
+      cks_format(alg, crc, m->cksum);
     m->ino = (uint64_t)st.st_ino;
     m->size = (uint64_t)st.st_size;
     m->mtime_ms = (int64_t)st.st_mtime * 1000;
@@ -204,7 +203,7 @@ int upload_part_begin(struct req *r) {
   meta_free(&info);
   if (mismatch)
     return -1;
-  if (!req_header(r, "Content-Length"))
+  if (!has_body_length(r))
     return req_fail(r, 411, "MissingContentLength",
                     "You must provide the Content-Length HTTP header.");
   if (r->expect_len > SRV_MAX_PUT)
@@ -344,9 +343,18 @@ static int link_part(struct req *r, const char *part, char **tmp) {
   return rc;
 }
 
-/* crc32c: the composite checksum of a CRC32C upload, "" for none. */
+/* <ChecksumCRC32C>value</ChecksumCRC32C>, the element of alg. */
+static void checksum_el(struct hbuf *x, enum cks_alg alg, const char *value) {
+  char el[32];
+  snprintf(el, sizeof el, "Checksum%s", cks_alg_name(alg));
+  xml_el(x, el, value);
+}
+
+/* composite: the composite checksum of an upload with the algorithm alg,
+ * "" for none. */
 static enum MHD_Result complete_result(struct req *r, const char *etag,
-                                       const char *crc32c) {
+                                       enum cks_alg alg,
+                                       const char *composite) {
   struct hbuf x = HBUF_INIT;
   const char *host = req_header(r, "Host");
   xml_begin(&x, "CompleteMultipartUploadResult");
@@ -356,8 +364,8 @@ static enum MHD_Result complete_result(struct req *r, const char *etag,
   xml_el(&x, "Bucket", r->bucket);
   xml_el(&x, "Key", r->key);
   xml_el(&x, "ETag", etag);
-  if (crc32c[0]) {
-    xml_el(&x, "ChecksumCRC32C", crc32c);
+  if (alg && composite[0]) {
+    checksum_el(&x, alg, composite);
     xml_el(&x, "ChecksumType", "COMPOSITE");
   }
   xml_end(&x, "CompleteMultipartUploadResult");
@@ -366,7 +374,7 @@ static enum MHD_Result complete_result(struct req *r, const char *etag,
 
 /* A Complete retried after a lost answer finds the done record. */
 static int done_record(struct req *r, const char *id, char etag[80],
-                       char crc32c[16]) {
+                       enum cks_alg *alg, char composite[16]) {
   struct obj_meta d;
   char *p = st_path(r->srv, r->bucket, ".hipobj/done/%s", id);
   int rc = p ? meta_load(p, &d) : -ENOMEM;
@@ -376,7 +384,8 @@ static int done_record(struct req *r, const char *id, char etag[80],
   int ok = d.key && !strcmp(d.key, r->key);
   if (ok) {
     memcpy(etag, d.etag, 80);
-    memcpy(crc32c, d.crc32c, 16);
+    memcpy(composite, d.cksum, 16);
+    *alg = cks_upload_alg_of(&d);
   }
   meta_free(&d);
   return ok ? 0 : -1;
@@ -387,16 +396,17 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   struct obj_meta info, *parts = NULL, m;
   memset(&m, 0, sizeof m);
   char etag[80], composite[16] = "";
+  enum cks_alg alg = CKS_NONE;
   if (load_upload(r, id, &info) != 0) {
-    if (done_record(r, id, etag, composite) == 0)
-      return complete_result(r, etag, composite);
+    if (done_record(r, id, etag, &alg, composite) == 0)
+      return complete_result(r, etag, alg, composite);
     return no_such_upload(r);
   }
   enum MHD_Result res;
   char *tmp = NULL;
   int fd = -1;
   size_t loaded = 0;
-  int crc32c = cks_upload_crc32c(&info);
+  alg = cks_upload_alg_of(&info);
   if (cks_complete_request(r, &info, want, n) != 0) {
     res = srv_fail(r);
     goto done;
@@ -407,9 +417,9 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
     goto done;
   }
   for (size_t i = 0; i < n; i++) {
-    if (load_part(r, id, want[i].number, crc32c, &parts[i]) != 0 ||
+    if (load_part(r, id, want[i].number, alg, &parts[i]) != 0 ||
         !same_etag(parts[i].etag, want[i].etag) ||
-        !cks_same_part(&parts[i], &want[i])) {
+        !cks_same_part(alg, &parts[i], &want[i])) {
       res = srv_error(r, 400, "InvalidPart",
                       "One or more of the specified parts could not be "
                       "found. The part may not have been uploaded, or the "
@@ -456,8 +466,8 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   s3_hex(d, 16, hex);
   m.n_parts = (unsigned)n;
   snprintf(m.etag, sizeof m.etag, "\"%s-%zu\"", hex, n);
-  if (crc32c && cks_composite(parts, n, composite) != 0) {
-    res = srv_error(r, 500, "InternalError", "a part's CRC32C is unreadable");
+  if (alg && cks_composite(alg, parts, n, composite) != 0) {
+    res = srv_error(r, 500, "InternalError", "a part's checksum is unreadable");
     goto done;
   }
   m.key = strdup(r->key);
@@ -500,7 +510,8 @@ committed:;
   struct obj_meta rec;
   memset(&rec, 0, sizeof rec);
   memcpy(rec.etag, m.etag, sizeof rec.etag);
-  memcpy(rec.crc32c, composite, sizeof rec.crc32c);
+  memcpy(rec.cksum, composite, sizeof rec.cksum);
+  memcpy(rec.checksum_alg, info.checksum_alg, sizeof rec.checksum_alg);
   rec.key = r->key;
   rec.mtime_ms = st_now_ms();
   struct hbuf text = HBUF_INIT;
@@ -518,7 +529,7 @@ committed:;
   if (dir)
     st_discard_tree(r->srv, dir);
   free(dir);
-  res = complete_result(r, m.etag, composite);
+  res = complete_result(r, m.etag, alg, composite);
 done:
   if (fd >= 0)
     close(fd);
@@ -621,7 +632,7 @@ enum MHD_Result h_list_parts(struct req *r) {
   struct obj_meta info;
   if (load_upload(r, id, &info) != 0)
     return no_such_upload(r);
-  int crc32c = cks_upload_crc32c(&info);
+  enum cks_alg alg = cks_upload_alg_of(&info);
   meta_free(&info);
   char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
   DIR *d = dir ? opendir(dir) : NULL;
@@ -651,8 +662,8 @@ enum MHD_Result h_list_parts(struct req *r) {
   owner_xml(&x, "Initiator", r);
   owner_xml(&x, "Owner", r);
   xml_el(&x, "StorageClass", "STANDARD");
-  if (crc32c)
-    xml_el(&x, "ChecksumAlgorithm", "CRC32C");
+  if (alg)
+    xml_el(&x, "ChecksumAlgorithm", cks_alg_name(alg));
   xml_el_u64(&x, "PartNumberMarker", marker);
   struct hbuf items = HBUF_INIT;
   unsigned listed = 0, last = marker;
@@ -665,7 +676,7 @@ enum MHD_Result h_list_parts(struct req *r) {
       break;
     }
     struct obj_meta pm_;
-    if (load_part(r, id, nums[i], crc32c, &pm_) != 0)
+    if (load_part(r, id, nums[i], alg, &pm_) != 0)
       continue;
     char when[32];
     srv_iso8601(pm_.mtime_ms, when);
@@ -674,8 +685,8 @@ enum MHD_Result h_list_parts(struct req *r) {
     xml_el(&items, "LastModified", when);
     xml_el(&items, "ETag", pm_.etag);
     xml_el_u64(&items, "Size", pm_.size);
-    if (pm_.crc32c[0])
-      xml_el(&items, "ChecksumCRC32C", pm_.crc32c);
+    if (alg && pm_.cksum[0])
+      checksum_el(&items, alg, pm_.cksum);
     hbuf_puts(&items, "</Part>");
     meta_free(&pm_);
     last = nums[i];

@@ -105,7 +105,7 @@ static enum MHD_Result missing(struct req *r) {
 
 /* ---- PutObject ---------------------------------------------------------- */
 
-static int has_body_length(struct req *r) {
+int has_body_length(const struct req *r) {
   const char *te = req_header(r, "Transfer-Encoding");
   return req_header(r, "Content-Length") || (te && strcasestr(te, "chunked"));
 }

@@ -113,7 +113,7 @@ static int open_by_name(const struct server *s, const char *bucket,
         m->key = hbuf_steal(&k);
       hbuf_free(&k);
     }
-    rc = st_file_etag(fd, m->size, m->etag, NULL);
+    rc = st_file_etag(fd, m->size, m->etag, CKS_NONE, NULL);
     if (rc != 0) {
       close(fd);
       meta_free(m);

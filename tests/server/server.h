@@ -9,7 +9,7 @@
  * and bucket operations), multipart.c (multipart uploads), listing.c
  * (listings), faults.c (fault injection and its admin endpoint), delay.c
  * (delayed answers), rdma.c (RDMA paths, declined in this build),
- * checksums.c (x-amz-checksum-crc32c and the other checksum headers). */
+ * checksums.c (x-amz-checksum-* headers and trailers). */
 #ifndef HIPOBJ_SERVER_H
 #define HIPOBJ_SERVER_H
 
@@ -107,6 +107,9 @@ enum payload_mode {
   PAY_CHUNKED_UNSIGNED, /* STREAMING-UNSIGNED-PAYLOAD-TRAILER */
 };
 
+/* The flexible checksums the server checks (checksums.c). */
+enum cks_alg { CKS_NONE = 0, CKS_CRC32, CKS_CRC32C, CKS_CRC64NVME };
+
 enum body_sink { SINK_DISCARD = 0, SINK_FILE, SINK_MEM };
 enum req_state { RS_NEW = 0, RS_DELAYED, RS_BODY, RS_ANSWERED };
 
@@ -170,6 +173,7 @@ struct req {
   const struct srv_cred *cred;
   enum payload_mode pay;
   char payload_hash[65]; /* hex, when pay == PAY_HASHED */
+  int pay_trailer;       /* a ...-TRAILER payload: trailer lines may follow */
   char amz_date[17];
   char seed_sig[65]; /* the request signature: seed of chunk signatures */
 
@@ -185,9 +189,13 @@ struct req {
   uint64_t expect_len; /* Content-Length or x-amz-decoded-content-length */
   struct chunk_dec *chunk;
   uint8_t md5_digest[16]; /* valid after body_finish() for SINK_FILE */
-  int crc32c_on;          /* x-amz-checksum-crc32c was sent: checked */
-  uint32_t crc32c_want;   /* its value */
-  uint32_t crc32c;        /* running CRC32C of the payload */
+
+  /* checksums.c: the x-amz-checksum-* of the payload, checked at its end */
+  enum cks_alg cks_alg; /* CKS_NONE: no checksum was sent */
+  int cks_trailer;      /* declared by x-amz-trailer: its value comes last */
+  int cks_have;         /* the value is known (header, or trailer read) */
+  uint64_t cks_want;    /* the value */
+  uint64_t cks_run;     /* running CRC of the payload */
 
   /* a failure recorded for the answer (http 0: none) */
   int err_http;
@@ -201,8 +209,8 @@ struct req {
   /* operation scratch */
   unsigned part_number;
   char upload_id[40];
-  int rdma_token; /* a well-formed x-amz-rdma-token was sent */
-  int mpu_crc32c; /* CreateMultipartUpload with x-amz-checksum-algorithm */
+  int rdma_token;       /* a well-formed x-amz-rdma-token was sent */
+  enum cks_alg mpu_alg; /* CreateMultipartUpload: x-amz-checksum-algorithm */
 };
 
 /* http.c: request accessors. */
@@ -246,6 +254,10 @@ int auth_check(struct req *r);
 int auth_is_loopback(struct req *r);
 void auth_chunk_signature(const struct req *r, const char *prev_sig,
                           const char *chunk_sha_hex, char out[65]);
+/* The x-amz-trailer-signature of trailer lines whose canonical form
+ * ("name:value\n" each) hashes to trailer_sha_hex. */
+void auth_trailer_signature(const struct req *r, const char *prev_sig,
+                            const char *trailer_sha_hex, char out[65]);
 
 /* body.c */
 int body_begin_file(struct req *r);
@@ -280,32 +292,45 @@ void faults_evaluate(struct faults *f, struct req *r);
 enum MHD_Result faults_admin(struct req *r);
 const char *faults_help(void);
 
-/* checksums.c: S3 flexible checksums, CRC32C only (anything else 501). */
+/* checksums.c: S3 flexible checksums, CRC32, CRC32C and CRC64NVME
+ * (anything else 501). */
 struct obj_meta;
 struct s3_part;
 /* The checksum headers of PutObject, UploadPart, CreateMultipartUpload
  * and CompleteMultipartUpload, before the body; -1 with r->err set. */
 int cks_headers(struct req *r);
-/* Base64 of exactly 4 bytes (canonical) to the CRC32C; -1 otherwise. */
-int cks_crc32c_parse(const char *b64, uint32_t *out);
-/* Echoes of a successful answer: x-amz-checksum-crc32c (PutObject,
+/* Extends a running CRC of alg (from 0) with n bytes. */
+uint64_t cks_crc(enum cks_alg alg, uint64_t crc, const void *data, size_t n);
+/* The header value of a CRC of alg (base64, at most 12 characters). */
+void cks_format(enum cks_alg alg, uint64_t crc, char out[16]);
+/* Echoes of a successful answer: x-amz-checksum-<alg> (PutObject,
  * UploadPart), x-amz-checksum-algorithm (CreateMultipartUpload). */
 void cks_answer_headers(const struct req *r, struct MHD_Response *resp);
 void cks_body_update(struct req *r, const void *data, size_t n);
 int cks_body_check(struct req *r); /* at the end of the body */
-/* The algorithm a new upload records ("CRC32C" or ""). */
+/* One aws-chunked trailer line (chunked.c), name and value trimmed, and
+ * the end of the trailer; -1 with r->err set. */
+int cks_trailer_line(struct req *r, const char *name, const char *value);
+int cks_trailer_end(struct req *r);
+/* The algorithm a new upload records ("CRC32C", "CRC32" or ""). */
 const char *cks_upload_alg(const struct req *r);
-int cks_upload_crc32c(const struct obj_meta *info);
-/* UploadPart: a checksum exactly when the upload has an algorithm. */
+/* The algorithm an upload recorded. */
+enum cks_alg cks_upload_alg_of(const struct obj_meta *info);
+/* Its name in XML elements: "CRC32C" for ChecksumCRC32C ("" for none). */
+const char *cks_alg_name(enum cks_alg alg);
+/* UploadPart: a checksum exactly when the upload has an algorithm, and
+ * of that algorithm. */
 int cks_part_vs_upload(struct req *r, const struct obj_meta *info);
 void cks_part_record(const struct req *r, struct obj_meta *part);
-/* Complete: every listed part has a checksum exactly when the upload
- * has an algorithm (before any part is read). */
+/* Complete: every listed part has a checksum of the upload's algorithm,
+ * and none of another (before any part is read). */
 int cks_complete_request(struct req *r, const struct obj_meta *info,
                          const struct s3_part *want, size_t n);
-int cks_same_part(const struct obj_meta *stored, const struct s3_part *want);
-/* "<base64 CRC32C of the parts' CRC32Cs>-N"; -1 if a part has none. */
-int cks_composite(const struct obj_meta *parts, size_t n, char out[16]);
+int cks_same_part(enum cks_alg alg, const struct obj_meta *stored,
+                  const struct s3_part *want);
+/* "<base64 CRC of the parts' CRCs>-N"; -1 if a part has none. */
+int cks_composite(enum cks_alg alg, const struct obj_meta *parts, size_t n,
+                  char out[16]);
 
 /* rdma.c */
 enum MHD_Result rdma_control(struct req *r);

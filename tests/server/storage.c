@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "s3/checksum.h"
 #include "s3/uri.h"
 
 #define N_STRIPES 64
@@ -205,9 +204,9 @@ void meta_format(const struct obj_meta *m, struct hbuf *b) {
     put_clean(b, m->ctype);
     hbuf_putc(b, '\n');
   }
-  if (m->crc32c[0]) {
-    hbuf_puts(b, "crc32c ");
-    put_clean(b, m->crc32c);
+  if (m->cksum[0]) {
+    hbuf_puts(b, "cksum ");
+    put_clean(b, m->cksum);
     hbuf_putc(b, '\n');
   }
   if (m->checksum_alg[0]) {
@@ -275,10 +274,11 @@ int meta_parse(const char *text, size_t len, struct obj_meta *m) {
       else if (klen == 4 && !strncmp(p, "etag", 4) && vlen < sizeof m->etag) {
         memcpy(m->etag, v, vlen);
         m->etag[vlen] = '\0';
-      } else if (klen == 6 && !strncmp(p, "crc32c", 6) &&
-                 vlen < sizeof m->crc32c) {
-        memcpy(m->crc32c, v, vlen);
-        m->crc32c[vlen] = '\0';
+      } else if (((klen == 5 && !strncmp(p, "cksum", 5)) ||
+                  (klen == 6 && !strncmp(p, "crc32c", 6))) &&
+                 vlen < sizeof m->cksum) { /* crc32c: before CRC32 came */
+        memcpy(m->cksum, v, vlen);
+        m->cksum[vlen] = '\0';
       } else if (klen == 8 && !strncmp(p, "checksum", 8) &&
                  vlen < sizeof m->checksum_alg) {
         memcpy(m->checksum_alg, v, vlen);
@@ -339,7 +339,8 @@ int meta_load(const char *path, struct obj_meta *m) {
   return rc;
 }
 
-int st_file_etag(int fd, uint64_t size, char etag[80], uint32_t *crc32c) {
+int st_file_etag(int fd, uint64_t size, char etag[80], enum cks_alg alg,
+                 uint64_t *crc) {
   struct s3_md5_ctx *c = s3_md5_begin();
   if (!c)
     return -ENOMEM;
@@ -360,8 +361,8 @@ int st_file_etag(int fd, uint64_t size, char etag[80], uint32_t *crc32c) {
       break;
     }
     s3_md5_update(c, buf, (size_t)n);
-    if (crc32c)
-      *crc32c = s3_crc32c(*crc32c, buf, (size_t)n);
+    if (crc && alg != CKS_NONE)
+      *crc = cks_crc(alg, *crc, buf, (size_t)n);
     off += (uint64_t)n;
   }
   free(buf);

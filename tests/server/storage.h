@@ -37,11 +37,12 @@ struct obj_meta {
   struct hbuf hdrs; /* "name: value\n" lines: x-amz-meta-*, Cache-Control...*/
   uint64_t *parts;  /* part sizes of a multipart object */
   unsigned n_parts;
-  /* A part's x-amz-checksum-crc32c (base64); a completed upload's composite
-   * "<base64>-N" (its done record). "" when none. */
-  char crc32c[16];
-  /* An upload's x-amz-checksum-algorithm ("CRC32C"), "" when none. */
-  char checksum_alg[8];
+  /* A part's x-amz-checksum-<alg> (base64, alg: its upload's); a completed
+   * upload's composite "<base64>-N" (its done record). "" when none. */
+  char cksum[16];
+  /* An upload's x-amz-checksum-algorithm ("CRC32C", "CRC32"; also in the
+   * done record), "" when none. */
+  char checksum_alg[12];
 };
 
 void meta_free(struct obj_meta *m);
@@ -104,9 +105,10 @@ int st_list_keys(const struct server *s, const char *bucket, const char *prefix,
                  char ***keys, size_t *n);
 void st_free_keys(char **keys, size_t n);
 
-/* MD5 of a file's bytes, quoted hex ETag form; with crc32c, also the
- * bytes' CRC32C (same pass). */
-int st_file_etag(int fd, uint64_t size, char etag[80], uint32_t *crc32c);
+/* MD5 of a file's bytes, quoted hex ETag form; with crc (alg not
+ * CKS_NONE), also the bytes' CRC of alg (same pass). */
+int st_file_etag(int fd, uint64_t size, char etag[80], enum cks_alg alg,
+                 uint64_t *crc);
 int64_t st_now_ms(void);
 
 #endif

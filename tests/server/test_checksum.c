@@ -1,18 +1,19 @@
-/* test_checksum.c - hipobj-server's x-amz-checksum-crc32c (S3 flexible
- * checksums, CRC32C only) at the HTTP level: PutObject and UploadPart
- * bodies checked and the value echoed, malformed values and other
- * algorithms refused, CRC32C multipart uploads (part rules, Complete's part
- * checksums, the composite checksum of the result, re-uploaded parts, a
- * restart). Expected values come from a bitwise CRC32C written here, not
- * from s3_crc32c, so the library's routine is checked on the way. */
+/* test_checksum.c - hipobj-server's x-amz-checksum-* headers (S3 flexible
+ * checksums: CRC32C, CRC32, CRC64NVME) at the HTTP level: PutObject and
+ * UploadPart bodies checked and the value echoed, malformed values and
+ * other algorithms refused, CRC32C and CRC32 multipart uploads (part rules,
+ * Complete's part checksums, the composite checksum of the result,
+ * re-uploaded parts, a restart). Trailers are in test_trailer.c. Expected
+ * values come from the harness's bitwise CRCs, not from s3/checksum.c, so
+ * the library's routines are checked on the way. */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
-#include "s3/crypto.h"
 #include "src/buf.h"
 
 #define PART (64u * 1024) /* the server runs with --min-part-size 64KiB */
@@ -40,37 +41,10 @@ static void teardown(void) {
 
 TestSuite(checksum, .init = setup, .fini = teardown, .timeout = 60);
 
-/* ---- reference CRC32C (bit by bit, reflected polynomial 0x82F63B78) ---- */
-
-static uint32_t ref_crc32c(uint32_t crc, const void *data, size_t n) {
-  const uint8_t *p = data;
-  crc = ~crc;
-  while (n--) {
-    crc ^= *p++;
-    for (int k = 0; k < 8; k++)
-      crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-static void be_bytes(uint32_t v, uint8_t out[4]) {
-  out[0] = (uint8_t)(v >> 24);
-  out[1] = (uint8_t)(v >> 16);
-  out[2] = (uint8_t)(v >> 8);
-  out[3] = (uint8_t)v;
-}
-
-/* The header value: base64 of the 4 big-endian bytes. */
-static void ref_b64(uint32_t crc, char out[16]) {
-  uint8_t be[4];
-  be_bytes(crc, be);
-  s3_base64(be, 4, out);
-}
-
 /* "x-amz-checksum-crc32c: <value>" of data, in out. */
 static const char *crc_header(const void *data, size_t n, char out[64]) {
   char b64[16];
-  ref_b64(ref_crc32c(0, data, n), b64);
+  ref_b64(ref_crc32c(0, data, n), 4, b64);
   snprintf(out, 64, "x-amz-checksum-crc32c: %s", b64);
   return out;
 }
@@ -104,7 +78,8 @@ static void put(const char *target, const char *hdr, const void *body,
       target, r);
 }
 
-/* CreateMultipartUpload of key, with hdr (NULL: none); the upload id. */
+/* CreateMultipartUpload of key, with hdr (NULL: none); the upload id. The
+ * answer must echo the algorithm hdr names, in upper case. */
 static void create(const char *key, const char *hdr, char id[64]) {
   char t[256];
   snprintf(t, sizeof t, "/" T_BUCKET "/%s?uploads", key);
@@ -113,9 +88,12 @@ static void create(const char *key, const char *hdr, char id[64]) {
   send_req((struct sreq){.method = "POST", .hdrs = hdr ? h : NULL}, t, &r);
   cr_assert_eq(r.status, 200, "%s", r.body);
   snprintf(id, 64, "%s", xml_text(&r, "UploadId"));
-  char v[64];
+  char v[64], want[64] = "";
+  const char *alg = hdr ? strchr(hdr, ' ') + 1 : "";
+  for (size_t i = 0; alg[i] && i < 63; i++)
+    want[i] = (char)toupper((unsigned char)alg[i]);
   resp_hdr(&r, "x-amz-checksum-algorithm", v, sizeof v);
-  cr_assert_str_eq(v, hdr ? "CRC32C" : "", "the algorithm echo");
+  cr_assert_str_eq(v, want, "the algorithm echo");
   resp_free(&r);
 }
 
@@ -145,7 +123,8 @@ static void part_ok(const char *key, const char *id, unsigned n,
 struct cpart {
   unsigned n;
   const char *etag;
-  const char *crc; /* NULL: no <ChecksumCRC32C> */
+  const char *crc;   /* NULL: no <ChecksumCRC32C> */
+  const char *crc32; /* NULL: no <ChecksumCRC32> */
 };
 
 static void complete(const char *key, const char *id, const struct cpart *p,
@@ -157,6 +136,8 @@ static void complete(const char *key, const char *id, const struct cpart *p,
                 p[i].etag);
     if (p[i].crc)
       hbuf_printf(&b, "<ChecksumCRC32C>%s</ChecksumCRC32C>", p[i].crc);
+    if (p[i].crc32)
+      hbuf_printf(&b, "<ChecksumCRC32>%s</ChecksumCRC32>", p[i].crc32);
     hbuf_puts(&b, "</Part>");
   }
   hbuf_puts(&b, "</CompleteMultipartUpload>");
@@ -167,7 +148,7 @@ static void complete(const char *key, const char *id, const struct cpart *p,
 }
 
 static void b64_of(const void *data, size_t len, char out[16]) {
-  ref_b64(ref_crc32c(0, data, len), out);
+  ref_b64(ref_crc32c(0, data, len), 4, out);
 }
 
 /* ---- PutObject ---------------------------------------------------------- */
@@ -245,11 +226,11 @@ Test(checksum, other_algorithms_are_not_implemented) {
       {"x-amz-checksum-sha256: "
        "FeKw08M4keuw8e9gnsQZQgwg4yDOlMZfvIwzEkSOsiU=",
        "x-amz-checksum-sha256 was sent"},
-      {"x-amz-checksum-crc32: yZRlqg==", "x-amz-checksum-crc32 was sent"},
-      {"x-amz-checksum-crc64nvme: AAAAAAAAAAA=", "x-amz-checksum-crc64nvme"},
       {"x-amz-checksum-sha1: AAAAAAAAAAAAAAAAAAAAAAAAAAA=",
        "x-amz-checksum-sha1"},
-      {"x-amz-trailer: x-amz-checksum-crc32c", "x-amz-trailer"},
+      {"x-amz-checksum-xxhash64: AAAAAAAAAAA=", "x-amz-checksum-xxhash64"},
+      {"x-amz-trailer: x-amz-checksum-sha256",
+       "x-amz-trailer: x-amz-checksum-sha256"},
       {"x-amz-sdk-checksum-algorithm: SHA256",
        "x-amz-sdk-checksum-algorithm: SHA256"},
   };
@@ -257,8 +238,9 @@ Test(checksum, other_algorithms_are_not_implemented) {
     struct http_resp r;
     put("/bkt/other", cases[i].hdr, "123456789", 9, &r);
     cr_assert_eq(r.status, 501, "%s: %d %s", cases[i].hdr, r.status, r.body);
-    cr_assert_not_null(strstr(xml_text(&r, "Message"), "checks only "
-                                                       "x-amz-checksum-crc32c"),
+    cr_assert_not_null(strstr(xml_text(&r, "Message"),
+                              "checks only x-amz-checksum-crc32, -crc32c and "
+                              "-crc64nvme"),
                        "%s", r.body);
     expect_error(&r, 501, "NotImplemented", cases[i].named);
   }
@@ -268,6 +250,93 @@ Test(checksum, other_algorithms_are_not_implemented) {
   put("/bkt/other", "x-amz-sdk-checksum-algorithm: crc32c", "1", 1, &r);
   expect_error(&r, 400, "InvalidRequest", "no corresponding x-amz-checksum-*");
   expect_absent("/bkt/other");
+}
+
+/* ---- CRC32 and CRC64NVME headers ---------------------------------------- */
+
+/* "x-amz-checksum-crc32: <value>" or "...-crc64nvme: <value>" of data. */
+static const char *alg_header(const char *alg, const void *data, size_t n,
+                              char out[80]) {
+  char b64[16];
+  if (!strcmp(alg, "crc64nvme"))
+    ref_b64(ref_crc64nvme(0, data, n), 8, b64);
+  else if (!strcmp(alg, "crc32"))
+    ref_b64(ref_crc32(0, data, n), 4, b64);
+  else
+    ref_b64(ref_crc32c(0, data, n), 4, b64);
+  snprintf(out, 80, "x-amz-checksum-%s: %s", alg, b64);
+  return out;
+}
+
+Test(checksum, crc32_and_crc64nvme_headers_checked_and_echoed) {
+  static const char *const algs[] = {"crc32", "crc64nvme"};
+  char *data = malloc(100000);
+  fill_pattern(data, 100000, 3);
+  for (size_t a = 0; a < 2; a++) {
+    char h[80], name[40], v[64], t[64];
+    alg_header(algs[a], data, 100000, h);
+    snprintf(name, sizeof name, "x-amz-checksum-%s", algs[a]);
+    snprintf(t, sizeof t, "/bkt/%s", algs[a]);
+    struct http_resp r;
+    put(t, h, data, 100000, &r);
+    cr_assert_eq(r.status, 200, "%s: %s", h, r.body);
+    cr_assert_str_eq(resp_hdr(&r, name, v, sizeof v), h + strlen(name) + 2);
+    resp_free(&r);
+    send_req((struct sreq){0}, t, &r);
+    cr_assert_eq(r.len, 100000);
+    cr_assert_eq(memcmp(r.body, data, r.len), 0);
+    resp_free(&r);
+    /* The value of other bytes: BadDigest naming the algorithm. */
+    alg_header(algs[a], data, 99999, h);
+    snprintf(t, sizeof t, "/bkt/%s-bad", algs[a]);
+    put(t, h, data, 100000, &r);
+    expect_error(&r, 400, "BadDigest",
+                 a ? "The CRC64NVME you specified did not match"
+                   : "The CRC32 you specified did not match");
+    expect_absent(t);
+  }
+  /* The catalogue's check values through the server. */
+  struct http_resp r;
+  put("/bkt/v32", "x-amz-checksum-crc32: y/Q5Jg==", "123456789", 9, &r);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  resp_free(&r);
+  put("/bkt/v64", "x-amz-checksum-crc64nvme: rosUhgp5mIg=", "123456789", 9, &r);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  resp_free(&r);
+  /* CRC32C's value is not CRC32's. */
+  put("/bkt/v32c", "x-amz-checksum-crc32: 4waSgw==", "123456789", 9, &r);
+  expect_error(&r, 400, "BadDigest", "CRC32 you");
+  put("/bkt/v64", "x-amz-checksum-crc64nvme: y/Q5Jg==", "123456789", 9, &r);
+  expect_error(&r, 400, "InvalidRequest",
+               "Value for x-amz-checksum-crc64nvme header is invalid.");
+  free(data);
+}
+
+Test(checksum, one_checksum_per_request) {
+  struct http_resp r;
+  const char *two[] = {"x-amz-checksum-crc32: y/Q5Jg==",
+                       "x-amz-checksum-crc32c: 4waSgw==", NULL};
+  send_req(
+      (struct sreq){
+          .method = "PUT", .hdrs = two, .body = "123456789", .len = 9},
+      "/bkt/two", &r);
+  expect_error(&r, 400, "InvalidRequest", "Multiple checksum Types");
+  /* The algorithm named must be the one sent. */
+  const char *other[] = {"x-amz-sdk-checksum-algorithm: CRC32C",
+                         "x-amz-checksum-crc32: y/Q5Jg==", NULL};
+  send_req(
+      (struct sreq){
+          .method = "PUT", .hdrs = other, .body = "123456789", .len = 9},
+      "/bkt/two", &r);
+  expect_error(&r, 400, "InvalidRequest", "does not match");
+  /* One trailer, named alone. */
+  put("/bkt/two", "x-amz-trailer: x-amz-checksum-crc32, x-amz-checksum-crc32c",
+      "123456789", 9, &r);
+  expect_error(&r, 400, "InvalidRequest", "must name one x-amz-checksum-*");
+  /* A trailer needs a payload that can carry one. */
+  put("/bkt/two", "x-amz-trailer: x-amz-checksum-crc32", "123456789", 9, &r);
+  expect_error(&r, 400, "InvalidRequest", "x-amz-trailer needs an aws-chunked");
+  expect_absent("/bkt/two");
 }
 
 /* ---- CreateMultipartUpload and UploadPart ---------------------------------
@@ -396,14 +465,14 @@ Test(checksum, composite_checksum_of_three_parts) {
   for (unsigned i = 0; i < 3; i++) {
     part_ok("three", id, i + 1, data + off, sizes[i], etag[i]);
     uint32_t c = ref_crc32c(0, data + off, sizes[i]);
-    ref_b64(c, crc[i]);
-    uint8_t be[4];
-    be_bytes(c, be);
+    ref_b64(c, 4, crc[i]);
+    const uint8_t be[4] = {(uint8_t)(c >> 24), (uint8_t)(c >> 16),
+                           (uint8_t)(c >> 8), (uint8_t)c};
     composite = ref_crc32c(composite, be, 4);
     off += sizes[i];
   }
   char want[32];
-  ref_b64(composite, want);
+  ref_b64(composite, 4, want);
   strcat(want, "-3");
   /* ListParts shows each part's checksum. */
   char t[256];
@@ -479,4 +548,109 @@ Test(checksum, reuploaded_part_and_restart_keep_the_new_checksum) {
   resp_free(&r);
   free(a);
   free(b);
+}
+
+/* ---- CRC32 and CRC64NVME multipart uploads ------------------------------ */
+
+/* A part of a CRC32 upload, checked by x-amz-checksum-crc32: its ETag. */
+static void crc32_part(const char *key, const char *id, unsigned n,
+                       const void *data, size_t len, char etag[64]) {
+  char t[256], h[80], v[64];
+  snprintf(t, sizeof t, "/" T_BUCKET "/%s?partNumber=%u&uploadId=%s", key, n,
+           id);
+  struct http_resp r;
+  put(t, alg_header("crc32", data, len, h), data, len, &r);
+  cr_assert_eq(r.status, 200, "part %u: %s", n, r.body);
+  cr_assert_str_eq(resp_hdr(&r, "x-amz-checksum-crc32", v, sizeof v),
+                   h + strlen("x-amz-checksum-crc32: "));
+  resp_hdr(&r, "ETag", etag, 64);
+  resp_free(&r);
+}
+
+Test(checksum, crc32_multipart_composite) {
+  size_t sizes[3] = {PART, PART + 5, 1000};
+  size_t total = sizes[0] + sizes[1] + sizes[2];
+  char *data = malloc(total);
+  fill_pattern(data, total, 13);
+  char id[64], etag[3][64], crc[3][16];
+  create("c32", "x-amz-checksum-algorithm: CRC32", id);
+  struct http_resp r;
+  upload_part("c32", id, 1, data, sizes[0], 1, &r); /* a CRC32C part */
+  expect_error(&r, 400, "InvalidRequest",
+               "expected checksum Type: crc32, actual checksum Type: crc32c");
+  uint32_t composite = 0;
+  size_t off = 0;
+  for (unsigned i = 0; i < 3; i++) {
+    crc32_part("c32", id, i + 1, data + off, sizes[i], etag[i]);
+    uint32_t c = ref_crc32(0, data + off, sizes[i]);
+    ref_b64(c, 4, crc[i]);
+    const uint8_t be[4] = {(uint8_t)(c >> 24), (uint8_t)(c >> 16),
+                           (uint8_t)(c >> 8), (uint8_t)c};
+    composite = ref_crc32(composite, be, 4);
+    off += sizes[i];
+  }
+  char want[32];
+  ref_b64(composite, 4, want);
+  strcat(want, "-3");
+  char t[256];
+  snprintf(t, sizeof t, "/bkt/c32?uploadId=%s", id);
+  send_req((struct sreq){0}, t, &r);
+  cr_assert_str_eq(xml_text(&r, "ChecksumAlgorithm"), "CRC32", "%s", r.body);
+  for (unsigned i = 0; i < 3; i++) {
+    char el[96];
+    snprintf(el, sizeof el, "<ChecksumCRC32>%s</ChecksumCRC32>", crc[i]);
+    cr_assert_not_null(strstr(r.body, el), "part %u: %s", i + 1, r.body);
+  }
+  cr_assert_null(strstr(r.body, "ChecksumCRC32C"), "%s", r.body);
+  resp_free(&r);
+  /* CRC32C elements are not CRC32 ones; a wrong CRC32 is not the part. */
+  struct cpart c32c[] = {{1, etag[0], crc[0], NULL},
+                         {2, etag[1], crc[1], NULL},
+                         {3, etag[2], crc[2], NULL}};
+  complete("c32", id, c32c, 3, &r);
+  expect_error(&r, 400, "InvalidRequest",
+               "created using a crc32 checksum. The complete request must "
+               "include the checksum for each part. It was missing for part "
+               "1");
+  struct cpart both[] = {{1, etag[0], crc[0], crc[0]},
+                         {2, etag[1], NULL, crc[1]},
+                         {3, etag[2], NULL, crc[2]}};
+  complete("c32", id, both, 3, &r);
+  expect_error(&r, 400, "InvalidRequest", "carries ChecksumCRC32C");
+  struct cpart wrong[] = {{1, etag[0], NULL, crc[0]},
+                          {2, etag[1], NULL, crc[0]},
+                          {3, etag[2], NULL, crc[2]}};
+  complete("c32", id, wrong, 3, &r);
+  expect_error(&r, 400, "InvalidPart", "(part 2)");
+  struct cpart right[] = {{1, etag[0], NULL, crc[0]},
+                          {2, etag[1], NULL, crc[1]},
+                          {3, etag[2], NULL, crc[2]}};
+  for (int attempt = 0; attempt < 2; attempt++) { /* a retry: same answer */
+    complete("c32", id, right, 3, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    cr_assert_str_eq(xml_text(&r, "ChecksumCRC32"), want, "%s", r.body);
+    cr_assert_str_eq(xml_text(&r, "ChecksumType"), "COMPOSITE");
+    cr_assert_null(strstr(r.body, "ChecksumCRC32C"), "%s", r.body);
+    resp_free(&r);
+  }
+  send_req((struct sreq){0}, "/bkt/c32", &r);
+  cr_assert_eq(r.len, total);
+  cr_assert_eq(memcmp(r.body, data, total), 0);
+  resp_free(&r);
+  free(data);
+}
+
+Test(checksum, crc64nvme_multipart_is_not_implemented) {
+  struct http_resp r;
+  const char *h[] = {"x-amz-checksum-algorithm: CRC64NVME", NULL};
+  send_req((struct sreq){.method = "POST", .hdrs = h}, "/bkt/m64?uploads", &r);
+  expect_error(&r, 501, "NotImplemented", "FULL_OBJECT");
+  /* Its parts cannot join an upload of another type either. */
+  char id[64], t[256], hdr[80];
+  create("m64", NULL, id);
+  snprintf(t, sizeof t, "/bkt/m64?partNumber=1&uploadId=%s", id);
+  put(t, alg_header("crc64nvme", "abc", 3, hdr), "abc", 3, &r);
+  expect_error(&r, 400, "InvalidRequest",
+               "expected checksum Type: null, actual checksum Type: "
+               "crc64nvme");
 }

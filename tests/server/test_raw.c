@@ -244,11 +244,11 @@ Test(raw, aws_chunked_upload) {
   get("/bkt/chunked-bad", (struct sreq){.method = "HEAD"}, &r);
   cr_assert_eq(r.status, 404);
   resp_free(&r);
-  /* A trailer nothing declared (x-amz-trailer is refused up front): its
-   * checksum would go unchecked, so the upload is refused. */
+  /* A trailer that no x-amz-trailer declared: its checksum would go
+   * unchecked, so the upload is refused. */
   chunked_put("/bkt/chunked-trailer", data, n, 0,
               "x-amz-checksum-crc32c:AAAAAA==", &r);
-  expect_error(&r, 501, "NotImplemented");
+  expect_error(&r, 400, "MalformedTrailerError");
   get("/bkt/chunked-trailer", (struct sreq){.method = "HEAD"}, &r);
   cr_assert_eq(r.status, 404);
   resp_free(&r);
