@@ -299,6 +299,17 @@ const char *xml_text(const struct http_resp *r, const char *el) {
   return out;
 }
 
+void expect_s3_error(struct http_resp *r, int status, const char *code,
+                     const char *msg_part) {
+  cr_assert_eq(r->status, status, "status %d, body %s", r->status, r->body);
+  cr_assert_str_eq(xml_text(r, "Code"), code, "body %s", r->body);
+  if (msg_part)
+    cr_assert_not_null(strstr(xml_text(r, "Message"), msg_part),
+                       "message \"%s\" lacks \"%s\"", xml_text(r, "Message"),
+                       msg_part);
+  resp_free(r);
+}
+
 /* Canonical query of a raw query string (decoded, then re-encoded). */
 static void canonical_query(const char *q, struct hbuf *out) {
   struct s3_param p[64] = {{NULL, NULL}};

@@ -76,6 +76,10 @@ const char *resp_hdr(const struct http_resp *r, const char *name, char *buf,
                      size_t n);
 /* Text of the first <el> in body, "" when absent (static buffer). */
 const char *xml_text(const struct http_resp *r, const char *el);
+/* Asserts an S3 error answer (status, <Code>, and msg_part in <Message>
+ * unless NULL), then frees r. */
+void expect_s3_error(struct http_resp *r, int status, const char *code,
+                     const char *msg_part);
 
 /* Target of a presigned URL for path (host-signed, UNSIGNED-PAYLOAD). */
 char *presign(const char *url, const char *method, const char *path,

@@ -51,17 +51,6 @@ static const char *crc_header(const void *data, size_t n, char out[64]) {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void expect_error(struct http_resp *r, int status, const char *code,
-                         const char *msg_part) {
-  cr_assert_eq(r->status, status, "status %d, body %s", r->status, r->body);
-  cr_assert_str_eq(xml_text(r, "Code"), code, "body %s", r->body);
-  if (msg_part)
-    cr_assert_not_null(strstr(xml_text(r, "Message"), msg_part),
-                       "message \"%s\" lacks \"%s\"", xml_text(r, "Message"),
-                       msg_part);
-  resp_free(r);
-}
-
 static void expect_absent(const char *target) {
   struct http_resp r;
   send_req((struct sreq){.method = "HEAD"}, target, &r);
@@ -184,9 +173,9 @@ Test(checksum, put_wrong_checksum_is_bad_digest_and_not_stored) {
   struct http_resp r;
   crc_header("something else", 14, h);
   put("/bkt/wrong", h, body, strlen(body), &r);
-  expect_error(&r, 400, "BadDigest",
-               "The CRC32C you specified did not match the calculated "
-               "checksum.");
+  expect_s3_error(&r, 400, "BadDigest",
+                  "The CRC32C you specified did not match the calculated "
+                  "checksum.");
   expect_absent("/bkt/wrong");
   /* An unsigned payload: the CRC32C is then the only check, and it holds. */
   const char *hh[] = {h, NULL};
@@ -196,7 +185,7 @@ Test(checksum, put_wrong_checksum_is_bad_digest_and_not_stored) {
                          .len = strlen(body),
                          .payload_hash = "UNSIGNED-PAYLOAD"},
            "/bkt/wrong-unsigned", &r);
-  expect_error(&r, 400, "BadDigest", NULL);
+  expect_s3_error(&r, 400, "BadDigest", NULL);
   expect_absent("/bkt/wrong-unsigned");
 }
 
@@ -213,8 +202,8 @@ Test(checksum, put_malformed_value_is_invalid_request) {
     struct http_resp r;
     put("/bkt/malformed", bad[i], "123456789", 9, &r);
     cr_assert_eq(r.status, 400, "%s: %d", bad[i], r.status);
-    expect_error(&r, 400, "InvalidRequest",
-                 "Value for x-amz-checksum-crc32c header is invalid.");
+    expect_s3_error(&r, 400, "InvalidRequest",
+                    "Value for x-amz-checksum-crc32c header is invalid.");
   }
   expect_absent("/bkt/malformed");
 }
@@ -242,13 +231,14 @@ Test(checksum, other_algorithms_are_not_implemented) {
                               "checks only x-amz-checksum-crc32, -crc32c and "
                               "-crc64nvme"),
                        "%s", r.body);
-    expect_error(&r, 501, "NotImplemented", cases[i].named);
+    expect_s3_error(&r, 501, "NotImplemented", cases[i].named);
   }
   expect_absent("/bkt/other");
   /* The algorithm CRC32C (any case) without the value: nothing to check. */
   struct http_resp r;
   put("/bkt/other", "x-amz-sdk-checksum-algorithm: crc32c", "1", 1, &r);
-  expect_error(&r, 400, "InvalidRequest", "no corresponding x-amz-checksum-*");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "no corresponding x-amz-checksum-*");
   expect_absent("/bkt/other");
 }
 
@@ -290,9 +280,9 @@ Test(checksum, crc32_and_crc64nvme_headers_checked_and_echoed) {
     alg_header(algs[a], data, 99999, h);
     snprintf(t, sizeof t, "/bkt/%s-bad", algs[a]);
     put(t, h, data, 100000, &r);
-    expect_error(&r, 400, "BadDigest",
-                 a ? "The CRC64NVME you specified did not match"
-                   : "The CRC32 you specified did not match");
+    expect_s3_error(&r, 400, "BadDigest",
+                    a ? "The CRC64NVME you specified did not match"
+                      : "The CRC32 you specified did not match");
     expect_absent(t);
   }
   /* The catalogue's check values through the server. */
@@ -305,10 +295,10 @@ Test(checksum, crc32_and_crc64nvme_headers_checked_and_echoed) {
   resp_free(&r);
   /* CRC32C's value is not CRC32's. */
   put("/bkt/v32c", "x-amz-checksum-crc32: 4waSgw==", "123456789", 9, &r);
-  expect_error(&r, 400, "BadDigest", "CRC32 you");
+  expect_s3_error(&r, 400, "BadDigest", "CRC32 you");
   put("/bkt/v64", "x-amz-checksum-crc64nvme: y/Q5Jg==", "123456789", 9, &r);
-  expect_error(&r, 400, "InvalidRequest",
-               "Value for x-amz-checksum-crc64nvme header is invalid.");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "Value for x-amz-checksum-crc64nvme header is invalid.");
   free(data);
 }
 
@@ -320,7 +310,7 @@ Test(checksum, one_checksum_per_request) {
       (struct sreq){
           .method = "PUT", .hdrs = two, .body = "123456789", .len = 9},
       "/bkt/two", &r);
-  expect_error(&r, 400, "InvalidRequest", "Multiple checksum Types");
+  expect_s3_error(&r, 400, "InvalidRequest", "Multiple checksum Types");
   /* The algorithm named must be the one sent. */
   const char *other[] = {"x-amz-sdk-checksum-algorithm: CRC32C",
                          "x-amz-checksum-crc32: y/Q5Jg==", NULL};
@@ -328,14 +318,15 @@ Test(checksum, one_checksum_per_request) {
       (struct sreq){
           .method = "PUT", .hdrs = other, .body = "123456789", .len = 9},
       "/bkt/two", &r);
-  expect_error(&r, 400, "InvalidRequest", "does not match");
+  expect_s3_error(&r, 400, "InvalidRequest", "does not match");
   /* One trailer, named alone. */
   put("/bkt/two", "x-amz-trailer: x-amz-checksum-crc32, x-amz-checksum-crc32c",
       "123456789", 9, &r);
-  expect_error(&r, 400, "InvalidRequest", "must name one x-amz-checksum-*");
+  expect_s3_error(&r, 400, "InvalidRequest", "must name one x-amz-checksum-*");
   /* A trailer needs a payload that can carry one. */
   put("/bkt/two", "x-amz-trailer: x-amz-checksum-crc32", "123456789", 9, &r);
-  expect_error(&r, 400, "InvalidRequest", "x-amz-trailer needs an aws-chunked");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "x-amz-trailer needs an aws-chunked");
   expect_absent("/bkt/two");
 }
 
@@ -348,18 +339,18 @@ Test(checksum, create_with_crc32c_and_part_rules) {
   create("m", NULL, plain_id);
   struct http_resp r;
   upload_part("m", crc_id, 1, "abc", 3, 0, &r);
-  expect_error(&r, 400, "InvalidRequest",
-               "Checksum Type mismatch occurred, expected checksum Type: "
-               "crc32c, actual checksum Type: null");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "Checksum Type mismatch occurred, expected checksum Type: "
+                  "crc32c, actual checksum Type: null");
   upload_part("m", plain_id, 1, "abc", 3, 1, &r);
-  expect_error(&r, 400, "InvalidRequest",
-               "Checksum Type mismatch occurred, expected checksum Type: "
-               "null, actual checksum Type: crc32c");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "Checksum Type mismatch occurred, expected checksum Type: "
+                  "null, actual checksum Type: crc32c");
   /* A wrong value on a part: BadDigest, and no part recorded. */
   char t[256];
   snprintf(t, sizeof t, "/bkt/m?partNumber=1&uploadId=%s", crc_id);
   put(t, "x-amz-checksum-crc32c: 4waSgw==", "abc", 3, &r);
-  expect_error(&r, 400, "BadDigest", NULL);
+  expect_s3_error(&r, 400, "BadDigest", NULL);
   snprintf(t, sizeof t, "/bkt/m?uploadId=%s", crc_id);
   send_req((struct sreq){0}, t, &r);
   cr_assert_eq(r.status, 200, "%s", r.body);
@@ -369,11 +360,12 @@ Test(checksum, create_with_crc32c_and_part_rules) {
   /* Other algorithms and FULL_OBJECT are refused at creation. */
   const char *sha[] = {"x-amz-checksum-algorithm: SHA256", NULL};
   send_req((struct sreq){.method = "POST", .hdrs = sha}, "/bkt/m?uploads", &r);
-  expect_error(&r, 501, "NotImplemented", "x-amz-checksum-algorithm: SHA256");
+  expect_s3_error(&r, 501, "NotImplemented",
+                  "x-amz-checksum-algorithm: SHA256");
   const char *full[] = {"x-amz-checksum-algorithm: CRC32C",
                         "x-amz-checksum-type: FULL_OBJECT", NULL};
   send_req((struct sreq){.method = "POST", .hdrs = full}, "/bkt/m?uploads", &r);
-  expect_error(&r, 501, "NotImplemented", "FULL_OBJECT");
+  expect_s3_error(&r, 501, "NotImplemented", "FULL_OBJECT");
   const char *comp[] = {"x-amz-checksum-algorithm: CRC32C",
                         "x-amz-checksum-type: COMPOSITE", NULL};
   send_req((struct sreq){.method = "POST", .hdrs = comp}, "/bkt/m?uploads", &r);
@@ -401,16 +393,17 @@ Test(checksum, complete_needs_every_part_checksum) {
   struct http_resp r;
   struct cpart missing[] = {{1, etag[0], crc[0]}, {2, etag[1], NULL}};
   complete("c", id, missing, 2, &r);
-  expect_error(&r, 400, "InvalidRequest",
-               "The upload was created using a crc32c checksum. The complete "
-               "request must include the checksum for each part. It was "
-               "missing for part 2 in the request.");
+  expect_s3_error(
+      &r, 400, "InvalidRequest",
+      "The upload was created using a crc32c checksum. The complete "
+      "request must include the checksum for each part. It was "
+      "missing for part 2 in the request.");
   struct cpart wrong[] = {{1, etag[0], crc[1]}, {2, etag[1], crc[1]}};
   complete("c", id, wrong, 2, &r);
-  expect_error(&r, 400, "InvalidPart", "(part 1)");
+  expect_s3_error(&r, 400, "InvalidPart", "(part 1)");
   struct cpart bad[] = {{1, etag[0], "not-b64!"}, {2, etag[1], crc[1]}};
   complete("c", id, bad, 2, &r);
-  expect_error(&r, 400, "MalformedXML", "ChecksumCRC32C");
+  expect_s3_error(&r, 400, "MalformedXML", "ChecksumCRC32C");
   /* Another algorithm's part checksum would go unchecked: refused. */
   char body[512], t[256];
   snprintf(body, sizeof body,
@@ -422,7 +415,8 @@ Test(checksum, complete_needs_every_part_checksum) {
   snprintf(t, sizeof t, "/bkt/c?uploadId=%s", id);
   send_req((struct sreq){.method = "POST", .body = body, .len = strlen(body)},
            t, &r);
-  expect_error(&r, 400, "MalformedXML", "ChecksumSHA256&gt; is not supported");
+  expect_s3_error(&r, 400, "MalformedXML",
+                  "ChecksumSHA256&gt; is not supported");
   expect_absent("/bkt/c");
   /* The upload is intact: the right list completes it. */
   struct cpart right[] = {{1, etag[0], crc[0]}, {2, etag[1], crc[1]}};
@@ -444,8 +438,8 @@ Test(checksum, complete_of_plain_upload_refuses_part_checksums) {
   b64_of("abc", 3, crc);
   struct cpart with[] = {{1, etag, crc}};
   complete("p", id, with, 1, &r);
-  expect_error(&r, 400, "InvalidRequest",
-               "not created with a checksum algorithm");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "not created with a checksum algorithm");
   struct cpart none[] = {{1, etag, NULL}};
   complete("p", id, none, 1, &r);
   cr_assert_eq(r.status, 200, "%s", r.body);
@@ -526,7 +520,7 @@ Test(checksum, reuploaded_part_and_restart_keep_the_new_checksum) {
   srv_start(&srv, srv.root, srv_args);
   struct http_resp r;
   upload_part("re", id, 3, "x", 1, 0, &r);
-  expect_error(&r, 400, "InvalidRequest", "expected checksum Type: crc32c");
+  expect_s3_error(&r, 400, "InvalidRequest", "expected checksum Type: crc32c");
   char t[256], el[96];
   snprintf(t, sizeof t, "/bkt/re?uploadId=%s", id);
   send_req((struct sreq){0}, t, &r);
@@ -537,7 +531,7 @@ Test(checksum, reuploaded_part_and_restart_keep_the_new_checksum) {
 
   struct cpart old[] = {{1, etag_b, crc_a}, {2, etag2, crc2}};
   complete("re", id, old, 2, &r);
-  expect_error(&r, 400, "InvalidPart", "(part 1)");
+  expect_s3_error(&r, 400, "InvalidPart", "(part 1)");
   struct cpart cur[] = {{1, etag_b, crc_b}, {2, etag2, crc2}};
   complete("re", id, cur, 2, &r);
   cr_assert_eq(r.status, 200, "%s", r.body);
@@ -576,8 +570,9 @@ Test(checksum, crc32_multipart_composite) {
   create("c32", "x-amz-checksum-algorithm: CRC32", id);
   struct http_resp r;
   upload_part("c32", id, 1, data, sizes[0], 1, &r); /* a CRC32C part */
-  expect_error(&r, 400, "InvalidRequest",
-               "expected checksum Type: crc32, actual checksum Type: crc32c");
+  expect_s3_error(
+      &r, 400, "InvalidRequest",
+      "expected checksum Type: crc32, actual checksum Type: crc32c");
   uint32_t composite = 0;
   size_t off = 0;
   for (unsigned i = 0; i < 3; i++) {
@@ -608,20 +603,20 @@ Test(checksum, crc32_multipart_composite) {
                          {2, etag[1], crc[1], NULL},
                          {3, etag[2], crc[2], NULL}};
   complete("c32", id, c32c, 3, &r);
-  expect_error(&r, 400, "InvalidRequest",
-               "created using a crc32 checksum. The complete request must "
-               "include the checksum for each part. It was missing for part "
-               "1");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "created using a crc32 checksum. The complete request must "
+                  "include the checksum for each part. It was missing for part "
+                  "1");
   struct cpart both[] = {{1, etag[0], crc[0], crc[0]},
                          {2, etag[1], NULL, crc[1]},
                          {3, etag[2], NULL, crc[2]}};
   complete("c32", id, both, 3, &r);
-  expect_error(&r, 400, "InvalidRequest", "carries ChecksumCRC32C");
+  expect_s3_error(&r, 400, "InvalidRequest", "carries ChecksumCRC32C");
   struct cpart wrong[] = {{1, etag[0], NULL, crc[0]},
                           {2, etag[1], NULL, crc[0]},
                           {3, etag[2], NULL, crc[2]}};
   complete("c32", id, wrong, 3, &r);
-  expect_error(&r, 400, "InvalidPart", "(part 2)");
+  expect_s3_error(&r, 400, "InvalidPart", "(part 2)");
   struct cpart right[] = {{1, etag[0], NULL, crc[0]},
                           {2, etag[1], NULL, crc[1]},
                           {3, etag[2], NULL, crc[2]}};
@@ -644,13 +639,13 @@ Test(checksum, crc64nvme_multipart_is_not_implemented) {
   struct http_resp r;
   const char *h[] = {"x-amz-checksum-algorithm: CRC64NVME", NULL};
   send_req((struct sreq){.method = "POST", .hdrs = h}, "/bkt/m64?uploads", &r);
-  expect_error(&r, 501, "NotImplemented", "FULL_OBJECT");
+  expect_s3_error(&r, 501, "NotImplemented", "FULL_OBJECT");
   /* Its parts cannot join an upload of another type either. */
   char id[64], t[256], hdr[80];
   create("m64", NULL, id);
   snprintf(t, sizeof t, "/bkt/m64?partNumber=1&uploadId=%s", id);
   put(t, alg_header("crc64nvme", "abc", 3, hdr), "abc", 3, &r);
-  expect_error(&r, 400, "InvalidRequest",
-               "expected checksum Type: null, actual checksum Type: "
-               "crc64nvme");
+  expect_s3_error(&r, 400, "InvalidRequest",
+                  "expected checksum Type: null, actual checksum Type: "
+                  "crc64nvme");
 }

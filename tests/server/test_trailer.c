@@ -222,17 +222,6 @@ static void get(const char *target, const char *method, struct http_resp *r) {
       0);
 }
 
-static void expect_error(struct http_resp *r, int status, const char *code,
-                         const char *msg_part) {
-  cr_assert_eq(r->status, status, "status %d, body %s", r->status, r->body);
-  cr_assert_str_eq(xml_text(r, "Code"), code, "body %s", r->body);
-  if (msg_part)
-    cr_assert_not_null(strstr(xml_text(r, "Message"), msg_part),
-                       "message \"%s\" lacks \"%s\"", xml_text(r, "Message"),
-                       msg_part);
-  resp_free(r);
-}
-
 static void expect_absent(const char *target) {
   struct http_resp r;
   get(target, "HEAD", &r);
@@ -303,7 +292,7 @@ Test(trailer, unsigned_trailer_wrong_value_is_bad_digest) {
     send_upload(t, &(struct upload){UNSIGNED_TRAILER, name, line, 0}, data, n,
                 &r);
     snprintf(msg, sizeof msg, "The %s you specified did not match", names[a]);
-    expect_error(&r, 400, "BadDigest", msg);
+    expect_s3_error(&r, 400, "BadDigest", msg);
     expect_absent(t);
   }
   free(data);
@@ -347,7 +336,7 @@ Test(trailer, missing_malformed_or_other_trailer_is_400) {
                                  cases[i].declared ? decl : NULL,
                                  lines[cases[i].line], 0},
                 data, n, &r);
-    expect_error(&r, 400, cases[i].code, cases[i].msg);
+    expect_s3_error(&r, 400, cases[i].code, cases[i].msg);
     expect_absent("/bkt/t");
   }
   /* The same upload with its declared trailer goes through. */
@@ -362,7 +351,7 @@ Test(trailer, missing_malformed_or_other_trailer_is_400) {
            right, 0);
   send_upload("/bkt/t2", &(struct upload){UNSIGNED_TRAILER, decl, with_sig, 0},
               data, n, &r);
-  expect_error(&r, 400, "MalformedTrailerError", "unsigned trailer");
+  expect_s3_error(&r, 400, "MalformedTrailerError", "unsigned trailer");
   expect_absent("/bkt/t2");
 }
 
@@ -388,7 +377,7 @@ Test(trailer, upload_parts_with_trailers_composite) {
               &(struct upload){UNSIGNED_TRAILER, "x-amz-checksum-crc32c",
                                "x-amz-checksum-crc32c:AAAAAA==\n", 0},
               data, PART, &r);
-  expect_error(&r, 400, "InvalidRequest", "expected checksum Type: crc32");
+  expect_s3_error(&r, 400, "InvalidRequest", "expected checksum Type: crc32");
   uint32_t composite = 0;
   size_t sizes[2] = {PART, 100};
   for (unsigned i = 0; i < 2; i++) {
@@ -452,12 +441,13 @@ Test(trailer, signed_trailer_checked) {
   /* A damaged trailer signature: 403, nothing stored. */
   send_upload("/bkt/s-bad", &(struct upload){SIGNED_TRAILER, decl, line, 1},
               data, n, &r);
-  expect_error(&r, 403, "SignatureDoesNotMatch", "trailer signature");
+  expect_s3_error(&r, 403, "SignatureDoesNotMatch", "trailer signature");
   expect_absent("/bkt/s-bad");
   /* Left out: the trailer is unauthenticated, so refused. */
   send_upload("/bkt/s-none", &(struct upload){SIGNED_TRAILER, decl, line, 2},
               data, n, &r);
-  expect_error(&r, 400, "MalformedTrailerError", "no x-amz-trailer-signature");
+  expect_s3_error(&r, 400, "MalformedTrailerError",
+                  "no x-amz-trailer-signature");
   expect_absent("/bkt/s-none");
   /* The signature covers the value: signed over another one, 403 ... */
   value_of("crc32c", data, n - 1, other); /* of other bytes */
@@ -465,12 +455,12 @@ Test(trailer, signed_trailer_checked) {
   send_upload("/bkt/s-swap",
               &(struct upload){SIGNED_TRAILER, decl, line, 0, forged}, data, n,
               &r);
-  expect_error(&r, 403, "SignatureDoesNotMatch", "trailer signature");
+  expect_s3_error(&r, 403, "SignatureDoesNotMatch", "trailer signature");
   expect_absent("/bkt/s-swap");
   /* ... and a well-signed value of other bytes is still a BadDigest. */
   send_upload("/bkt/s-other", &(struct upload){SIGNED_TRAILER, decl, forged, 0},
               data, n, &r);
-  expect_error(&r, 400, "BadDigest", "The CRC32C you specified");
+  expect_s3_error(&r, 400, "BadDigest", "The CRC32C you specified");
   expect_absent("/bkt/s-other");
   free(data);
 }
