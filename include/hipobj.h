@@ -341,11 +341,13 @@ enum hipobj_rdma_policy {
 /** How uploaded object data is protected between this process and the
  *  server's disk (client default). */
 enum hipobj_integrity {
-  /** Multipart uploads carry a CRC32C of every part (x-amz-checksum-crc32c)
-   *  and send it as UNSIGNED-PAYLOAD when the server confirms, in its
-   *  answer to CreateMultipartUpload, that it checks CRC32C; otherwise, and
-   *  for single PUTs, resumable uploads (keep_failed_upload) and RDMA
-   *  parts, as SHA256. */
+  /** Uploads carry their CRC32C (x-amz-checksum-crc32c) and are sent as
+   *  UNSIGNED-PAYLOAD once the server has shown that it checks CRC32C: a
+   *  multipart upload when the answer to its CreateMultipartUpload
+   *  confirms the algorithm, a single PUT when an earlier answer of this
+   *  client echoed a CRC32C (until then it is signed as well). Otherwise,
+   *  and for resumable uploads (keep_failed_upload), the step-by-step
+   *  multipart calls and RDMA parts, as SHA256. */
   HIPOBJ_INTEGRITY_AUTO = 0,
   /** The payload's SHA-256 is signed (x-amz-content-sha256): the server
    *  refuses a body changed on the way, even by someone on the path of a

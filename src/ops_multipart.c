@@ -177,8 +177,10 @@ static int mpu_create(struct hipobj_client *c, const char *bucket,
   if (rc == HIPOBJ_OK && want_crc32c &&
       s3_http_resp_header(&r.xfer.resp, "x-amz-checksum-algorithm", alg,
                           sizeof alg) &&
-      !strcasecmp(alg, "CRC32C"))
+      !strcasecmp(alg, "CRC32C")) {
     (*out)->crc32c = 1;
+    hreq_crc32c_note_checked(c);
+  }
   hreq_cleanup(&r);
   return rc;
 }

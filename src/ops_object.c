@@ -131,7 +131,11 @@ int hops_put_single(struct hipobj_client *c, const char *bucket,
   r.body = src->ptr;
   r.body_len = src->len;
   r.send_body = 1;
-  r.sign_payload = HREQ_SIGN_OBJECT;
+  /* AUTO: the object's CRC32C goes along; it replaces the signed SHA-256
+   * once this server has shown that it checks CRC32C (hreq_crc32c_*). */
+  r.crc32c = c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO;
+  r.sign_payload =
+      r.crc32c && hreq_crc32c_checked(c) ? HREQ_SIGN_NONE : HREQ_SIGN_OBJECT;
   int rc = HIPOBJ_OK;
   if (src->kind != HIPOBJ_MEM_HOST) {
     rc = hstage_put_begin(c, r.op_name, src, 0, src->len, 0, &stage, err);

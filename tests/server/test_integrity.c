@@ -144,10 +144,28 @@ Test(integrity, auto_signs_a_resumable_upload) {
   refused_by("kept", "XAmzContentSHA256Mismatch", 1);
 }
 
-Test(integrity, auto_signs_a_single_put) {
+Test(integrity, auto_signs_a_first_single_put) {
+  /* Nothing says yet whether the server checks CRC32C: signed (and the
+   * server checks the SHA-256 first). */
   start("op=PutObject,nth=1,action=corrupt:10", HIPOBJ_INTEGRITY_AUTO);
   cr_assert_neq(put("small", 4096, 0), HIPOBJ_OK);
   refused_by("small", "XAmzContentSHA256Mismatch", 0);
+}
+
+Test(integrity, auto_single_puts_go_unsigned_once_crc32c_was_checked) {
+  /* The first PUT's answer echoes its CRC32C: the second is sent unsigned
+   * with its CRC32C, which catches the damage. */
+  start("op=PutObject,nth=2,action=corrupt:10", HIPOBJ_INTEGRITY_AUTO);
+  OK(put("first", 4096, 0));
+  cr_assert_neq(put("second", 4096, 0), HIPOBJ_OK);
+  refused_by("second", "BadDigest", 0);
+}
+
+Test(integrity, auto_single_puts_after_a_confirmed_multipart_upload) {
+  start("op=PutObject,nth=1,action=corrupt:10", HIPOBJ_INTEGRITY_AUTO);
+  OK(put("mp", SIZE, 0)); /* CreateMultipartUpload confirmed CRC32C */
+  cr_assert_neq(put("small", 4096, 0), HIPOBJ_OK);
+  refused_by("small", "BadDigest", 0);
 }
 
 Test(integrity, none_stores_what_arrives) {
