@@ -176,15 +176,26 @@ static inline struct hipobj_mem hipobj_mem_host(void *ptr, size_t len) {
  *  Transfers move file data with pread()/pwrite() through the client's
  *  bounded staging pool (hipobj_client_config.staging_pool_bytes), the way
  *  they stage GPU memory, so the process's memory does not grow with the
- *  object: nothing is mapped and the file's position is never used or
- *  changed. fd is borrowed: the library neither closes nor duplicates it.
+ *  object; the file's position is never used or changed. fd is borrowed:
+ *  the library neither closes nor duplicates it.
+ *
+ *  On tmpfs (/dev/shm), where the kernel makes one file's writes take
+ *  turns, a process allowed 8 or more CPUs writes a GET through
+ *  short-lived mappings of at most 4 MiB instead, so that parts in flight
+ *  copy in parallel (a descriptor open O_RDWR is needed for that; O_WRONLY
+ *  keeps pwrite). Each range is allocated with fallocate() first, so a
+ *  full tmpfs is an error ("fallocate: No space left on device"), not
+ *  SIGBUS; a file that another process shrinks during the GET, which the
+ *  rules below forbid anyway, would raise SIGBUS there. The environment
+ *  variable HIPOBJ_FILE_MAP=0 (never) or 1 (always, on tmpfs) overrides
+ *  the choice.
  *
  *  - As a GET destination, fd must be open for writing (O_WRONLY or
  *    O_RDWR); the object's bytes are written at offset.., extending the
  *    file as needed (len is the capacity, as for memory). A failed write
  *    ends the call with HIPOBJ_E_IO naming the cause ("file write failed:
  *    pwrite: No space left on device"), never retried; bytes already
- *    written stay in the file.
+ *    written stay in the file. The file must not shrink during the call.
  *  - As a PUT or UploadPart source, fd must be open for reading and
  *    [offset, offset+len) must lie inside the file
  *    (HIPOBJ_E_INVALID_ARGUMENT otherwise). The file must not shrink during

@@ -129,6 +129,9 @@ enum hgpu_dir {
 int hgpu_check_mem_dir(const char *op, const struct hipobj_mem *m,
                        enum hgpu_dir dir, const struct hlog *log,
                        const struct hgpu_ops **ops, struct hipobj_error *err);
+/* Bytes this process has written into files through mappings (gpu_file.c,
+ * tmpfs): lets tests tell the mapped path from pwrite. */
+uint64_t hgpu_file_mapped_bytes(void);
 /* Validates an open file for file memory (gpu_file.c): a seekable file
  * opened for dir, and for HGPU_READ [off, off+len) inside it. 0, or -1
  * with the cause in why. */

@@ -1,0 +1,276 @@
+/* test_file_map.c - GETs into tmpfs files through mappings (src/gpu_file.c)
+ * against a real hipobj-server, with HIPOBJ_FILE_MAP=1 so that the mapped
+ * path runs whatever the CPU count: objects of odd sizes at offsets that
+ * are not page-aligned, staging chunks larger than one mapping window,
+ * parts in parallel into one file; the byte counter proves the mapping
+ * wrote them. A write-only descriptor (which cannot be mapped) and
+ * HIPOBJ_FILE_MAP=0 fall back to pwrite. A file over the size limit and a
+ * full tmpfs (mounted in a private mount namespace where that is allowed)
+ * end the GET with the cause, never SIGBUS and never success. Skips where
+ * /dev/shm is not tmpfs. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "src/gpu.h"
+
+#define PS (64u * 1024)     /* GET part size */
+#define CHUNK (256u * 1024) /* staging chunk */
+
+static struct server_proc srv;
+static struct hipobj_client *cli;
+static struct hipobj_error *err;
+static char dir[] = "/dev/shm/hipobj-filemap-XXXXXX";
+
+static void start(const char *map, size_t chunk) {
+  struct statfs sf;
+  if (statfs("/dev/shm", &sf) != 0 || sf.f_type != TMPFS_MAGIC)
+    cr_skip_test("/dev/shm is not a tmpfs here: mapped writes are only "
+                 "used on tmpfs");
+  setenv("HIPOBJ_FILE_MAP", map, 1); /* before the library's first write */
+  hipobj_global_init();
+  hipobj_error_create(&err);
+  cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+  srv_start(&srv, NULL, NULL);
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.endpoint_url = srv.url;
+  cfg.region = T_REGION;
+  cfg.access_key_id = T_AK;
+  cfg.secret_access_key = T_SK;
+  cfg.max_attempts = 2;
+  cfg.retry_base_ms = 5;
+  cfg.stall_timeout_ms = 10000;
+  cfg.staging_chunk_bytes = chunk;
+  cfg.staging_pool_bytes = 4 * chunk;
+  cfg.log_level = HIPOBJ_LOG_NONE;
+  cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK, "%s",
+               hipobj_error_message(err));
+  cr_assert_eq(hipobj_s3_create_bucket(cli, T_BUCKET, err), HIPOBJ_OK);
+}
+
+static void init_on(void) {
+  start("1", CHUNK);
+}
+
+static void init_off(void) {
+  start("0", CHUNK);
+}
+
+static void fini(void) {
+  hipobj_client_destroy(cli);
+  cli = NULL;
+  srv_cleanup(&srv);
+  hipobj_error_free(err);
+  hipobj_global_cleanup();
+  char cmd[80];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (dir[sizeof dir - 2] != 'X' && system(cmd) != 0)
+    fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+#define OK(expr)                                                               \
+  cr_assert_eq((expr), HIPOBJ_OK, "%s: %s", #expr, hipobj_error_message(err))
+
+static int tmp_file(const char *in, const char *name, int flags) {
+  char path[160];
+  snprintf(path, sizeof path, "%s/%s", in, name);
+  int fd = open(path, flags | O_CREAT | O_CLOEXEC, 0600);
+  cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
+  return fd;
+}
+
+static char *put_pattern(const char *key, size_t n, unsigned seed) {
+  char *data = malloc(n ? n : 1);
+  fill_pattern(data, n, seed);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  OK(hipobj_s3_put(cli, T_BUCKET, key, &src, NULL, NULL, err));
+  return data;
+}
+
+static void file_equals(int fd, uint64_t off, const char *want, size_t n) {
+  char *got = malloc(n ? n : 1);
+  cr_assert_eq(pread(fd, got, n, (off_t)off), (ssize_t)n);
+  cr_assert_eq(memcmp(got, want, n), 0, "file bytes at %llu differ",
+               (unsigned long long)off);
+  free(got);
+}
+
+/* GETs key (n bytes) into fd at off; returns the bytes the mapping wrote. */
+static uint64_t get_into(const char *key, int fd, uint64_t off, size_t n,
+                         unsigned conc) {
+  uint64_t before = hgpu_file_mapped_bytes();
+  struct hipobj_mem dst = hipobj_mem_file(fd, off, n);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = PS;
+  o.concurrency = conc;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, key, &dst, &o, &res, err));
+  cr_assert_eq(res.bytes, n, "%s: %llu bytes", key,
+               (unsigned long long)res.bytes);
+  return hgpu_file_mapped_bytes() - before;
+}
+
+TestSuite(filemap, .init = init_on, .fini = fini, .timeout = 180);
+
+Test(filemap, odd_sizes_at_unaligned_offsets_in_parallel) {
+  const size_t sizes[] = {3 * PS + 1, PS + 7, 5 * PS - 3, 1, 100000, 4097};
+  const unsigned concs[] = {1, 3, 8};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "odd-%zu", i);
+    char *data = put_pattern(key, sizes[i], (unsigned)i + 21);
+    for (size_t j = 0; j < sizeof concs / sizeof concs[0]; j++) {
+      int fd = tmp_file(dir, key, O_RDWR | O_TRUNC);
+      const uint64_t at = 4096 * j + 333;
+      uint64_t mapped = get_into(key, fd, at, sizes[i], concs[j]);
+      cr_assert_eq(mapped, sizes[i], "size %zu: %llu bytes mapped", sizes[i],
+                   (unsigned long long)mapped);
+      struct stat st;
+      cr_assert_eq(fstat(fd, &st), 0);
+      cr_assert_eq((uint64_t)st.st_size, at + sizes[i],
+                   "the file ends after the object");
+      file_equals(fd, at, data, sizes[i]);
+      close(fd);
+    }
+    free(data);
+  }
+}
+
+/* Two objects into one file at once, the second right after the first:
+ * their mapped windows share a page. */
+Test(filemap, two_gets_into_one_file_share_a_page) {
+  const size_t n = 9 * PS + 5;
+  char *a = put_pattern("share-a", n, 31), *b = put_pattern("share-b", n, 32);
+  int fd = tmp_file(dir, "shared", O_RDWR | O_TRUNC);
+  struct hipobj_mem dst[2] = {hipobj_mem_file(fd, 0, n),
+                              hipobj_mem_file(fd, n, n)};
+  const char *keys[2] = {"share-a", "share-b"};
+  struct hipobj_xfer *x[2];
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = PS;
+  o.concurrency = 4;
+  for (int i = 0; i < 2; i++)
+    OK(hipobj_s3_get_start(cli, T_BUCKET, keys[i], &dst[i], &o, NULL, &x[i],
+                           err));
+  for (int i = 0; i < 2; i++) {
+    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+    OK(hipobj_xfer_wait(x[i], &res, err));
+    cr_assert_eq(res.bytes, n, "%s", keys[i]);
+    hipobj_xfer_free(x[i]);
+  }
+  file_equals(fd, 0, a, n);
+  file_equals(fd, n, b, n);
+  close(fd);
+  free(a);
+  free(b);
+}
+
+Test(filemap, write_only_descriptor_falls_back_to_pwrite) {
+  const size_t n = 2 * PS + 9;
+  char *data = put_pattern("wronly", n, 41);
+  int fd = tmp_file(dir, "wronly", O_WRONLY | O_TRUNC);
+  cr_assert_eq(get_into("wronly", fd, 100, n, 2), 0,
+               "a write-only file cannot be mapped");
+  close(fd);
+  fd = tmp_file(dir, "wronly", O_RDONLY);
+  file_equals(fd, 100, data, n);
+  close(fd);
+  free(data);
+}
+
+/* The size limit makes fallocate fail before anything is mapped: the GET
+ * reports it. Criterion runs each test in a process of its own. */
+Test(filemap, size_limit_is_an_error_not_sigbus) {
+  free(put_pattern("big", 3 * PS + 5, 8));
+  int fd = tmp_file(dir, "limited", O_RDWR | O_TRUNC);
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit rl = {PS, PS};
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+  struct hipobj_mem dst = hipobj_mem_file(fd, 0, 3 * PS + 5);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = PS;
+  o.concurrency = 2;
+  int st = hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, NULL, err);
+  const char *m = hipobj_error_message(err);
+  cr_assert_eq(st, HIPOBJ_E_IO, "status %d: %s", st, m);
+  cr_assert_not_null(strstr(m, "file write failed: fallocate: File too large"),
+                     "%s", m);
+  close(fd);
+}
+
+/* A tmpfs of 1 MiB in a mount namespace of this test's own; the object is
+ * 3 MiB. Without the allocation first, the copy would die of SIGBUS. */
+Test(filemap, full_tmpfs_is_an_error_not_sigbus) {
+  const size_t n = 3u << 20;
+  free(put_pattern("fill", n, 9));
+  char mnt[] = "/tmp/hipobj-filemap-mnt-XXXXXX";
+  cr_assert_not_null(mkdtemp(mnt));
+  if (unshare(CLONE_NEWNS) != 0 ||
+      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount("hipobj-test", mnt, "tmpfs", 0, "size=1m") != 0) {
+    int e = errno;
+    rmdir(mnt);
+    cr_skip_test("cannot mount a small tmpfs here (%s): needs CAP_SYS_ADMIN",
+                 strerror(e));
+  }
+  int fd = tmp_file(mnt, "full", O_RDWR | O_TRUNC);
+  struct hipobj_mem dst = hipobj_mem_file(fd, 0, n);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = PS;
+  o.concurrency = 4;
+  int st = hipobj_s3_get(cli, T_BUCKET, "fill", &dst, &o, NULL, err);
+  const char *m = hipobj_error_message(err);
+  cr_assert_eq(st, HIPOBJ_E_IO, "status %d: %s", st, m);
+  cr_assert_not_null(
+      strstr(m, "file write failed: fallocate: No space left on device"), "%s",
+      m);
+  close(fd);
+  umount2(mnt, MNT_DETACH);
+  rmdir(mnt);
+}
+
+/* Windows of 4 MiB: a 9 MiB chunk is copied through three mappings. */
+static void init_big_chunk(void) {
+  start("1", 9u << 20);
+}
+
+TestSuite(filemap_window, .init = init_big_chunk, .fini = fini, .timeout = 60);
+
+Test(filemap_window, chunk_larger_than_a_window) {
+  const size_t n = (9u << 20) + 3;
+  char *data = put_pattern("window", n, 51);
+  int fd = tmp_file(dir, "window", O_RDWR | O_TRUNC);
+  struct hipobj_mem dst = hipobj_mem_file(fd, 777, n);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = n; /* one part, one chunk */
+  uint64_t before = hgpu_file_mapped_bytes();
+  OK(hipobj_s3_get(cli, T_BUCKET, "window", &dst, &o, NULL, err));
+  cr_assert_eq(hgpu_file_mapped_bytes() - before, n);
+  file_equals(fd, 777, data, n);
+  close(fd);
+  free(data);
+}
+
+TestSuite(filemap_off, .init = init_off, .fini = fini, .timeout = 60);
+
+Test(filemap_off, map_0_keeps_pwrite_on_tmpfs) {
+  const size_t n = 3 * PS + 1;
+  char *data = put_pattern("off", n, 61);
+  int fd = tmp_file(dir, "off", O_RDWR | O_TRUNC);
+  cr_assert_eq(get_into("off", fd, 0, n, 3), 0);
+  file_equals(fd, 0, data, n);
+  close(fd);
+  free(data);
+}
