@@ -66,6 +66,9 @@ int loc_parse(const char *arg, struct location *out);
 void loc_free(struct location *loc);
 /* "s3://bucket/key" for display; caller frees. NULL on allocation failure. */
 char *s3_url(const char *bucket, const char *key);
+/* Makes a download of size bytes into fd fail at once when the file system
+ * cannot hold it. Returns 0 or an errno. */
+int reserve_space(int fd, size_t size);
 
 /* The cause of a library failure as text: the S3 code, HTTP status and
  * message ("NoSuchKey (404): The specified key does not exist."). */
