@@ -1,0 +1,111 @@
+#!/bin/bash
+# cli-download.sh - `hipobj cp` downloads into files against hipobj-server:
+# into a disk file (space reserved with fallocate) and into a tmpfs file
+# (free space checked; the library's writes mapped or not, both forced),
+# every download compared by SHA-256; a destination too small for the
+# object (a 1 MiB tmpfs in a private mount namespace, and a size limit on
+# a disk file) fails with "No space left on device" / "File too large",
+# exits non-zero and leaves neither the file nor its temp file behind.
+#
+# Usage: cli-download.sh path/to/hipobj-server path/to/hipobj
+set -euo pipefail
+
+SERVER=${1:?usage: cli-download.sh SERVER HIPOBJ}
+CLI=${2:?usage: cli-download.sh SERVER HIPOBJ}
+WORK=$(mktemp -d /tmp/hipobj-cli-dl-XXXXXX)
+SHM=
+SERVER_PID=
+cleanup() {
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+  if [ "${HIPOBJ_TEST_KEEP:-0}" != 1 ]; then
+    rm -rf "$WORK"
+    [ -n "$SHM" ] && rm -rf "$SHM"
+  fi
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*"
+  tail -20 "$WORK/server.log" 2>/dev/null || true
+  exit 1
+}
+step() { echo "== $*"; }
+
+export AWS_ACCESS_KEY_ID=AKIDCLIDOWNLOAD AWS_SECRET_ACCESS_KEY=cli-download-secret
+unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL
+"$SERVER" --root "$WORK/root" --listen 127.0.0.1:0 \
+  --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
+  --region us-east-1 --log-level warn >"$WORK/ready" 2>"$WORK/server.log" &
+SERVER_PID=$!
+for _ in $(seq 100); do
+  grep -q 'listening on' "$WORK/ready" 2>/dev/null && break
+  kill -0 "$SERVER_PID" 2>/dev/null || fail "hipobj-server exited at start"
+  sleep 0.1
+done
+URL=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$WORK/ready")
+[ -n "$URL" ] || fail "hipobj-server did not print its URL"
+H=("$CLI" --endpoint-url "$URL" --region us-east-1 -q)
+
+# 17 MiB + 5 bytes: three parts of the default 8 MiB, a short last one.
+head -c $((17 * 1024 * 1024 + 5)) /dev/urandom >"$WORK/data"
+want=$(sha256sum <"$WORK/data")
+"${H[@]}" mb s3://cli-download >/dev/null
+"${H[@]}" cp "$WORK/data" s3://cli-download/obj
+
+same() { [ "$(sha256sum <"$1")" = "$want" ] || fail "$1 differs from the object"; }
+no_leftovers() { # DIR: no temp file of hipobj cp is left in DIR
+  if ls -A "$1" | grep -q '\.hipobj-'; then fail "temp file left in $1: $(ls -A "$1")"; fi
+}
+
+step "download into a disk file"
+"${H[@]}" cp s3://cli-download/obj "$WORK/disk.out"
+same "$WORK/disk.out"
+
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+  SHM=$(mktemp -d /dev/shm/hipobj-cli-dl-XXXXXX)
+  for map in 0 1; do
+    step "download into a tmpfs file, HIPOBJ_FILE_MAP=$map"
+    HIPOBJ_FILE_MAP=$map "${H[@]}" cp s3://cli-download/obj "$SHM/out$map"
+    same "$SHM/out$map"
+  done
+  no_leftovers "$SHM"
+else
+  echo "(no tmpfs at /dev/shm: tmpfs downloads not checked)"
+fi
+
+step "a file size limit ends the download with its cause"
+rc=0
+(
+  trap '' XFSZ
+  ulimit -f 1024 # KiB
+  exec "${H[@]}" cp s3://cli-download/obj "$WORK/limited.out"
+) 2>"$WORK/err" || rc=$?
+[ "$rc" -ne 0 ] || fail "a download over the size limit exited 0"
+grep -q "File too large" "$WORK/err" || fail "unexpected error: $(cat "$WORK/err")"
+[ ! -e "$WORK/limited.out" ] || fail "limited.out exists after the failure"
+no_leftovers "$WORK"
+
+step "a full tmpfs fails at once, nothing left behind"
+mkdir -p "$WORK/small"
+if unshare -m true 2>/dev/null; then
+  rc=0
+  unshare -m bash -c '
+    mount -t tmpfs -o size=1m hipobj-test "$0" || exit 77
+    "$@" cp s3://cli-download/obj "$0/out" 2>"$0/err"
+    rc=$?
+    cp "$0/err" "$0.err"
+    ls -A "$0" >"$0.ls"
+    exit $rc' "$WORK/small" "${H[@]}" || rc=$?
+  if [ "$rc" -eq 77 ]; then
+    echo "(cannot mount a tmpfs here: the full-tmpfs case is not checked)"
+  else
+    [ "$rc" -ne 0 ] || fail "a download into a full tmpfs exited 0"
+    grep -q "No space left on device" "$WORK/small.err" ||
+      fail "unexpected error: $(cat "$WORK/small.err")"
+    [ "$(grep -cv '^err$' "$WORK/small.ls")" = 0 ] ||
+      fail "left in the full tmpfs: $(cat "$WORK/small.ls")"
+  fi
+else
+  echo "(unshare -m is not allowed here: the full-tmpfs case is not checked)"
+fi
+echo "PASS"
