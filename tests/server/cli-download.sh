@@ -16,7 +16,7 @@ WORK=$(mktemp -d /tmp/hipobj-cli-dl-XXXXXX)
 SHM=
 SERVER_PID=
 cleanup() {
-  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
   if [ "${HIPOBJ_TEST_KEEP:-0}" != 1 ]; then
     rm -rf "$WORK"
     [ -n "$SHM" ] && rm -rf "$SHM"
@@ -54,7 +54,11 @@ want=$(sha256sum <"$WORK/data")
 
 same() { [ "$(sha256sum <"$1")" = "$want" ] || fail "$1 differs from the object"; }
 no_leftovers() { # DIR: no temp file of hipobj cp is left in DIR
-  if ls -A "$1" | grep -q '\.hipobj-'; then fail "temp file left in $1: $(ls -A "$1")"; fi
+  local f
+  for f in "$1"/.*.hipobj-*; do
+    [ -e "$f" ] && fail "temp file left in $1: $f"
+  done
+  return 0
 }
 
 step "download into a disk file"
@@ -89,6 +93,7 @@ step "a full tmpfs fails at once, nothing left behind"
 mkdir -p "$WORK/small"
 if unshare -m true 2>/dev/null; then
   rc=0
+  # shellcheck disable=SC2016 # expanded by the inner shell
   unshare -m bash -c '
     mount -t tmpfs -o size=1m hipobj-test "$0" || exit 77
     "$@" cp s3://cli-download/obj "$0/out" 2>"$0/err"
