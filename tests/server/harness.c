@@ -488,6 +488,30 @@ void fill_pattern(void *buf, size_t n, unsigned seed) {
   }
 }
 
+char *put_pattern(struct hipobj_client *c, const char *key, size_t n,
+                  unsigned seed) {
+  char *data = malloc(n ? n : 1);
+  cr_assert_not_null(data);
+  fill_pattern(data, n, seed);
+  struct hipobj_error *e = NULL;
+  cr_assert_eq(hipobj_error_create(&e), HIPOBJ_OK);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  int st = hipobj_s3_put(c, T_BUCKET, key, &src, NULL, NULL, e);
+  cr_assert_eq(st, HIPOBJ_OK, "PUT %s: %s", key, hipobj_error_message(e));
+  hipobj_error_free(e);
+  return data;
+}
+
+void file_equals(int fd, uint64_t off, const void *want, size_t n) {
+  char *got = malloc(n ? n : 1);
+  cr_assert_not_null(got);
+  cr_assert_eq(pread(fd, got, n, (off_t)off), (ssize_t)n, "pread at %llu",
+               (unsigned long long)off);
+  cr_assert_eq(memcmp(got, want, n), 0, "file bytes at %llu differ",
+               (unsigned long long)off);
+  free(got);
+}
+
 void md5_etag(const void *data, size_t n, char out[40]) {
   uint8_t d[16];
   char hex[33];

@@ -94,6 +94,12 @@ void chunk_sig(time_t when, const char *prev, const void *data, size_t len,
                char out[65]);
 
 void fill_pattern(void *buf, size_t n, unsigned seed);
+/* PUTs n bytes of fill_pattern(seed) to T_BUCKET/key through c (asserting
+ * success); returns them, to be freed. */
+char *put_pattern(struct hipobj_client *c, const char *key, size_t n,
+                  unsigned seed);
+/* Asserts that fd holds want's n bytes at offset off. */
+void file_equals(int fd, uint64_t off, const void *want, size_t n);
 /* Bitwise reference CRCs (not the library's), chaining like zlib's
  * crc32(): start from 0, ref(ref(0, a), b) = ref(0, a b). */
 uint32_t ref_crc32c(uint32_t crc, const void *data, size_t n);

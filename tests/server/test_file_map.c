@@ -44,17 +44,10 @@ static void start(const char *map, size_t chunk) {
   hipobj_error_create(&err);
   cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
   srv_start(&srv, NULL, NULL);
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.endpoint_url = srv.url;
-  cfg.region = T_REGION;
-  cfg.access_key_id = T_AK;
-  cfg.secret_access_key = T_SK;
-  cfg.max_attempts = 2;
-  cfg.retry_base_ms = 5;
-  cfg.stall_timeout_ms = 10000;
+  struct hipobj_client_config cfg;
+  client_config(&cfg, srv.url, NULL, NULL, 2, 0);
   cfg.staging_chunk_bytes = chunk;
   cfg.staging_pool_bytes = 4 * chunk;
-  cfg.log_level = HIPOBJ_LOG_NONE;
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK, "%s",
                hipobj_error_message(err));
   cr_assert_eq(hipobj_s3_create_bucket(cli, T_BUCKET, err), HIPOBJ_OK);
@@ -91,22 +84,6 @@ static int tmp_file(const char *in, const char *name, int flags) {
   return fd;
 }
 
-static char *put_pattern(const char *key, size_t n, unsigned seed) {
-  char *data = malloc(n ? n : 1);
-  fill_pattern(data, n, seed);
-  struct hipobj_mem src = hipobj_mem_host(data, n);
-  OK(hipobj_s3_put(cli, T_BUCKET, key, &src, NULL, NULL, err));
-  return data;
-}
-
-static void file_equals(int fd, uint64_t off, const char *want, size_t n) {
-  char *got = malloc(n ? n : 1);
-  cr_assert_eq(pread(fd, got, n, (off_t)off), (ssize_t)n);
-  cr_assert_eq(memcmp(got, want, n), 0, "file bytes at %llu differ",
-               (unsigned long long)off);
-  free(got);
-}
-
 /* GETs key (n bytes) into fd at off; returns the bytes the mapping wrote. */
 static uint64_t get_into(const char *key, int fd, uint64_t off, size_t n,
                          unsigned conc) {
@@ -130,7 +107,7 @@ Test(filemap, odd_sizes_at_unaligned_offsets_in_parallel) {
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     char key[32];
     snprintf(key, sizeof key, "odd-%zu", i);
-    char *data = put_pattern(key, sizes[i], (unsigned)i + 21);
+    char *data = put_pattern(cli, key, sizes[i], (unsigned)i + 21);
     for (size_t j = 0; j < sizeof concs / sizeof concs[0]; j++) {
       int fd = tmp_file(dir, key, O_RDWR | O_TRUNC);
       const uint64_t at = 4096 * j + 333;
@@ -152,7 +129,8 @@ Test(filemap, odd_sizes_at_unaligned_offsets_in_parallel) {
  * their mapped windows share a page. */
 Test(filemap, two_gets_into_one_file_share_a_page) {
   const size_t n = 9 * PS + 5;
-  char *a = put_pattern("share-a", n, 31), *b = put_pattern("share-b", n, 32);
+  char *a = put_pattern(cli, "share-a", n, 31),
+       *b = put_pattern(cli, "share-b", n, 32);
   int fd = tmp_file(dir, "shared", O_RDWR | O_TRUNC);
   struct hipobj_mem dst[2] = {hipobj_mem_file(fd, 0, n),
                               hipobj_mem_file(fd, n, n)};
@@ -179,7 +157,7 @@ Test(filemap, two_gets_into_one_file_share_a_page) {
 
 Test(filemap, write_only_descriptor_falls_back_to_pwrite) {
   const size_t n = 2 * PS + 9;
-  char *data = put_pattern("wronly", n, 41);
+  char *data = put_pattern(cli, "wronly", n, 41);
   int fd = tmp_file(dir, "wronly", O_WRONLY | O_TRUNC);
   cr_assert_eq(get_into("wronly", fd, 100, n, 2), 0,
                "a write-only file cannot be mapped");
@@ -193,7 +171,7 @@ Test(filemap, write_only_descriptor_falls_back_to_pwrite) {
 /* The size limit makes fallocate fail before anything is mapped: the GET
  * reports it. Criterion runs each test in a process of its own. */
 Test(filemap, size_limit_is_an_error_not_sigbus) {
-  free(put_pattern("big", 3 * PS + 5, 8));
+  free(put_pattern(cli, "big", 3 * PS + 5, 8));
   int fd = tmp_file(dir, "limited", O_RDWR | O_TRUNC);
   signal(SIGXFSZ, SIG_IGN);
   struct rlimit rl = {PS, PS};
@@ -214,7 +192,7 @@ Test(filemap, size_limit_is_an_error_not_sigbus) {
  * 3 MiB. Without the allocation first, the copy would die of SIGBUS. */
 Test(filemap, full_tmpfs_is_an_error_not_sigbus) {
   const size_t n = 3u << 20;
-  free(put_pattern("fill", n, 9));
+  free(put_pattern(cli, "fill", n, 9));
   char mnt[] = "/tmp/hipobj-filemap-mnt-XXXXXX";
   cr_assert_not_null(mkdtemp(mnt));
   if (unshare(CLONE_NEWNS) != 0 ||
@@ -252,7 +230,7 @@ TestSuite(filemap_window, .init = init_big_chunk, .fini = fini, .timeout = 60);
 
 Test(filemap_window, chunk_larger_than_a_window) {
   const size_t n = (9u << 20) + 3;
-  char *data = put_pattern("window", n, 51);
+  char *data = put_pattern(cli, "window", n, 51);
   int fd = tmp_file(dir, "window", O_RDWR | O_TRUNC);
   struct hipobj_mem dst = hipobj_mem_file(fd, 777, n);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
@@ -269,7 +247,7 @@ TestSuite(filemap_off, .init = init_off, .fini = fini, .timeout = 60);
 
 Test(filemap_off, map_0_keeps_pwrite_on_tmpfs) {
   const size_t n = 3 * PS + 1;
-  char *data = put_pattern("off", n, 61);
+  char *data = put_pattern(cli, "off", n, 61);
   int fd = tmp_file(dir, "off", O_RDWR | O_TRUNC);
   cr_assert_eq(get_into("off", fd, 0, n, 3), 0);
   file_equals(fd, 0, data, n);

@@ -81,14 +81,6 @@ static int tmp_file(const char *name, int flags) {
   return fd;
 }
 
-static char *put_pattern(const char *key, size_t n, unsigned seed) {
-  char *data = malloc(n ? n : 1);
-  fill_pattern(data, n, seed);
-  struct hipobj_mem src = hipobj_mem_host(data, n);
-  OK(hipobj_s3_put(cli, T_BUCKET, key, &src, NULL, NULL, err));
-  return data;
-}
-
 /* The object's bytes, read back into host memory. */
 static char *get_all(const char *key, size_t n) {
   char *back = malloc(n + 1);
@@ -97,14 +89,6 @@ static char *get_all(const char *key, size_t n) {
   OK(hipobj_s3_get(cli, T_BUCKET, key, &dst, NULL, &res, err));
   cr_assert_eq(res.bytes, n);
   return back;
-}
-
-static void file_equals(int fd, uint64_t off, const char *want, size_t n) {
-  char *got = malloc(n ? n : 1);
-  cr_assert_eq(pread(fd, got, n, (off_t)off), (ssize_t)n);
-  cr_assert_eq(memcmp(got, want, n), 0, "file bytes at %llu differ",
-               (unsigned long long)off);
-  free(got);
 }
 
 static void pool_bounded(void) {
@@ -125,7 +109,7 @@ Test(filemem, get_into_file_at_offset_parallel_odd_sizes) {
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     char key[32];
     snprintf(key, sizeof key, "odd-%zu", i);
-    char *data = put_pattern(key, sizes[i], (unsigned)i + 11);
+    char *data = put_pattern(cli, key, sizes[i], (unsigned)i + 11);
     for (size_t j = 0; j < sizeof concs / sizeof concs[0]; j++) {
       int fd = tmp_file(key, O_RDWR | O_TRUNC);
       const uint64_t at = 4096 * j + 333; /* the object lands here */
@@ -156,8 +140,9 @@ Test(filemem, get_into_file_at_offset_parallel_odd_sizes) {
  * on the same write stripe (src/gpu_file.c), all running at once. */
 Test(filemem, concurrent_gets_into_one_file_and_a_shared_stripe) {
   const size_t n = 9 * PS + 5;
-  char *a = put_pattern("turn-a", n, 71), *b = put_pattern("turn-b", n, 72);
-  char *c = put_pattern("turn-c", n, 73);
+  char *a = put_pattern(cli, "turn-a", n, 71),
+       *b = put_pattern(cli, "turn-b", n, 72);
+  char *c = put_pattern(cli, "turn-c", n, 73);
   int fd = tmp_file("turn-ab", O_RDWR | O_TRUNC);
   int other = tmp_file("turn-c", O_RDWR | O_TRUNC);
   int fd2 = fcntl(other, F_DUPFD_CLOEXEC, fd + 64);
@@ -263,7 +248,7 @@ Test(filemem, empty_object_both_ways) {
 }
 
 Test(filemem, read_only_get_target_is_refused) {
-  free(put_pattern("ro", 1000, 5));
+  free(put_pattern(cli, "ro", 1000, 5));
   int fd = tmp_file("ro", O_RDONLY);
   struct hipobj_mem dst = hipobj_mem_file(fd, 0, 1000);
   int st = hipobj_s3_get(cli, T_BUCKET, "ro", &dst, NULL, NULL, err);
@@ -295,7 +280,7 @@ Test(filemem, bad_descriptor_and_pipe_are_refused) {
   int p[2];
   cr_assert_eq(pipe(p), 0);
   struct hipobj_mem pm = hipobj_mem_file(p[1], 0, 10);
-  free(put_pattern("p", 10, 1));
+  free(put_pattern(cli, "p", 10, 1));
   cr_assert_eq(hipobj_s3_get(cli, T_BUCKET, "p", &pm, NULL, NULL, err),
                HIPOBJ_E_INVALID_ARGUMENT);
   cr_assert_not_null(strstr(hipobj_error_message(err), "pipe"), "%s",
@@ -308,7 +293,7 @@ Test(filemem, bad_descriptor_and_pipe_are_refused) {
  * every test in a process of its own, so the limit ends with it; the server
  * was started before it. The GET must fail with the cause, never succeed. */
 Test(filemem, failed_write_is_an_error_never_success) {
-  free(put_pattern("big", 3 * PS + 5, 8));
+  free(put_pattern(cli, "big", 3 * PS + 5, 8));
   int fd = tmp_file("limited", O_RDWR | O_TRUNC);
   signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG instead */
   struct rlimit rl = {PS, PS};

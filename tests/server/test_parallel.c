@@ -47,14 +47,6 @@ static void start(const char *spec) {
   OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
 }
 
-static char *put_pattern(const char *key, size_t n, unsigned seed) {
-  char *data = malloc(n ? n : 1);
-  fill_pattern(data, n, seed);
-  struct hipobj_mem src = hipobj_mem_host(data, n);
-  OK(hipobj_s3_put(cli, T_BUCKET, key, &src, NULL, NULL, err));
-  return data;
-}
-
 Test(parallel, odd_sizes_and_concurrency_byte_for_byte) {
   start(NULL);
   const size_t sizes[] = {3 * PS + 1, 2 * PS, PS + 7, 5 * PS - 3};
@@ -62,7 +54,7 @@ Test(parallel, odd_sizes_and_concurrency_byte_for_byte) {
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     char key[32];
     snprintf(key, sizeof key, "odd-%zu", i);
-    char *data = put_pattern(key, sizes[i], (unsigned)i + 1);
+    char *data = put_pattern(cli, key, sizes[i], (unsigned)i + 1);
     for (size_t j = 0; j < sizeof concs / sizeof concs[0]; j++) {
       size_t cap = sizes[i] + 100; /* larger than the object */
       char *back = calloc(1, cap);
@@ -89,7 +81,7 @@ Test(parallel, odd_sizes_and_concurrency_byte_for_byte) {
 Test(parallel, ranged_parallel_get_lands_at_offset_zero) {
   start(NULL);
   size_t n = 6 * PS + 11;
-  char *data = put_pattern("ranged", n, 7);
+  char *data = put_pattern(cli, "ranged", n, 7);
   size_t off = PS / 2 + 3, len = 4 * PS + 5;
   char *back = calloc(1, len);
   struct hipobj_mem dst = hipobj_mem_host(back, len);
@@ -110,7 +102,7 @@ Test(parallel, ranged_parallel_get_lands_at_offset_zero) {
 
 Test(parallel, too_small_buffer_and_empty_object) {
   start(NULL);
-  char *data = put_pattern("big", 4 * PS, 3);
+  char *data = put_pattern(cli, "big", 4 * PS, 3);
   char *back = calloc(1, 2 * PS + 1);
   struct hipobj_mem dst = hipobj_mem_host(back, 2 * PS + 1);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
@@ -120,7 +112,7 @@ Test(parallel, too_small_buffer_and_empty_object) {
   cr_assert_eq(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err),
                HIPOBJ_E_BUFFER_TOO_SMALL);
   cr_assert_eq(res.bytes, 0);
-  free(put_pattern("empty", 0, 1));
+  free(put_pattern(cli, "empty", 0, 1));
   OK(hipobj_s3_get(cli, T_BUCKET, "empty", &dst, &o, &res, err));
   cr_assert_eq(res.bytes, 0);
   free(back);
@@ -130,7 +122,7 @@ Test(parallel, too_small_buffer_and_empty_object) {
 Test(parallel, failing_part_is_retried_alone) {
   start("op=GetObject,nth=3,action=status:503");
   size_t n = 4 * PS;
-  char *data = put_pattern("retry", n, 5);
+  char *data = put_pattern(cli, "retry", n, 5);
   char *back = calloc(1, n);
   struct hipobj_mem dst = hipobj_mem_host(back, n);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
@@ -168,7 +160,7 @@ Test(parallel, overwrite_between_parts_fails_cleanly) {
    * replace the object: its If-Match must fail (412), not mix versions. */
   start("op=GetObject,nth=2,action=delay:1500");
   size_t n = 3 * PS;
-  char *data = put_pattern("changing", n, 8);
+  char *data = put_pattern(cli, "changing", n, 8);
   struct overwrite w = {srv.url, n};
   pthread_t t;
   pthread_create(&t, NULL, overwrite_later, &w);
@@ -234,7 +226,7 @@ static void on_done(struct hipobj_xfer *x, int status, void *user) {
 Test(parallel, async_progress_is_monotonic_and_ends_at_total) {
   start("op=GetObject,nth=2,action=status:503");
   size_t n = 7 * PS + 13;
-  char *data = put_pattern("prog", n, 4);
+  char *data = put_pattern(cli, "prog", n, 4);
   char *back = calloc(1, n);
   struct hipobj_mem dst = hipobj_mem_host(back, n);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
@@ -287,7 +279,7 @@ Test(parallel, async_progress_is_monotonic_and_ends_at_total) {
 Test(parallel, cancel_get_mid_transfer) {
   start("op=GetObject,nth=2,action=delay:5000");
   size_t n = 4 * PS;
-  char *data = put_pattern("slow", n, 6);
+  char *data = put_pattern(cli, "slow", n, 6);
   char *back = calloc(1, n);
   struct hipobj_mem dst = hipobj_mem_host(back, n);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
