@@ -180,7 +180,8 @@ static inline struct hipobj_mem hipobj_mem_host(void *ptr, size_t len) {
  *  the library neither closes nor duplicates it.
  *
  *  On tmpfs (/dev/shm), where the kernel makes one file's writes take
- *  turns, a process allowed 8 or more CPUs writes a GET through
+ *  turns, a process allowed 8 or more CPUs (affinity mask and cgroup CPU
+ *  quota) writes a GET through
  *  short-lived mappings of at most 4 MiB instead, so that parts in flight
  *  copy in parallel (a descriptor open O_RDWR is needed for that; O_WRONLY
  *  keeps pwrite). Each range is allocated with fallocate() first, so a
@@ -437,8 +438,9 @@ struct hipobj_client_config {
                                    size, if smaller); at least 4 KiB. */
   /** Threads that move the bytes of HTTP requests (each drives its own
    *  libcurl multi handle and its share of max_connections); requests go to
-   *  the least busy. Default: HIPOBJ_IO_THREADS, else half the online CPUs,
-   *  1 to 8; at most 64. */
+   *  the least busy. Default: HIPOBJ_IO_THREADS, else half the CPUs the
+   *  process may use (its affinity mask, cut by a cgroup CPU quota such as
+   *  a container's limit), 1 to 8; at most 64. */
   unsigned io_threads;
 };
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "cpus.h"
 #include "error_int.h"
 #include "plan.h"
 #include "strutil.h"
@@ -58,8 +59,8 @@
  * HTTP, and the other half is left to hashing, file or GPU copies and the
  * application. */
 static unsigned default_io_threads(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
-  return n < 1 ? 1u : n > 8 ? 8u : (unsigned)n;
+  unsigned n = hcpu_usable() / 2;
+  return n < 1 ? 1u : n > 8 ? 8u : n;
 }
 #define MIN_STAGING_CHUNK ((size_t)4 << 10)
 #define MAX_STAGING_CHUNK ((size_t)1 << 30)

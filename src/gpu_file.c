@@ -22,7 +22,6 @@
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +29,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "gpu.h"
 #include "strutil.h"
 #include "workq.h"
@@ -174,11 +174,7 @@ static void map_decide(void) {
     map_allowed = e[0] == '1';
     return;
   }
-  cpu_set_t set;
-  int cpus = sched_getaffinity(0, sizeof set, &set) == 0
-                 ? CPU_COUNT(&set)
-                 : (int)sysconf(_SC_NPROCESSORS_ONLN);
-  map_allowed = cpus >= MAP_MIN_CPUS;
+  map_allowed = hcpu_usable() >= MAP_MIN_CPUS;
 }
 
 static int map_wanted(int fd) {

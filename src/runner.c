@@ -18,6 +18,7 @@
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
 #include "client_int.h"
+#include "cpus.h"
 #include "strutil.h"
 #include "workq.h"
 
@@ -358,10 +359,8 @@ static void hash_run(struct hworkq_item *it) {
 static struct hworkq *hash_pool(struct hipobj_client *c) {
   pthread_mutex_lock(&c->hash_lock);
   if (!c->hash_pool) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned want = cpus < 1                  ? 1
-                    : cpus > HASH_MAX_THREADS ? HASH_MAX_THREADS
-                                              : (unsigned)cpus;
+    unsigned cpus = hcpu_usable();
+    unsigned want = cpus > HASH_MAX_THREADS ? HASH_MAX_THREADS : cpus;
     c->hash_pool = hworkq_create(want, hash_run);
   }
   struct hworkq *q = c->hash_pool;
