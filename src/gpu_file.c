@@ -177,10 +177,13 @@ static void map_decide(void) {
   map_allowed = hcpu_usable() >= MAP_MIN_CPUS;
 }
 
+/* A regular file on tmpfs: a device node on devtmpfs reports tmpfs too. */
 static int map_wanted(int fd) {
   pthread_once(&map_once, map_decide);
   struct statfs sf;
-  return map_allowed && fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+  struct stat st;
+  return map_allowed && fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+         fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* Host -> tmpfs file through short-lived mappings. The range is allocated
