@@ -226,7 +226,8 @@ static int map_write(int fd, pthread_mutex_t *turn, off_t off, const char *src,
   return 1;
 }
 
-/* Host -> file: all n bytes at the address's offset, in one turn. */
+/* Host -> file: all n bytes at the address's offset, in one turn (mapped:
+ * only the allocation takes the turn). */
 static int file_write(int fd, void *dst, const void *src, size_t n,
                       char why[HGPU_WHY]) {
   off_t off;
