@@ -116,6 +116,17 @@ static int get_check(struct hreq *r, struct hipobj_error *err) {
                       "Content-Range '%s' does not match the requested range "
                       "and the %" PRIu64 " bytes received",
                       resp->content_range, p->written);
+    /* Every requested byte must be there: a 206 may stop early only at the
+     * object's end. A shorter answer, however honestly labelled, would
+     * leave a hole in the destination that nobody fills. */
+    uint64_t want_last = p->length ? p->offset + p->length - 1 : UINT64_MAX;
+    if (total != UINT64_MAX && total - 1 < want_last)
+      want_last = total - 1;
+    if (last != want_last)
+      return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
+                      "short answer: Content-Range '%s' stops before the "
+                      "end of the requested range (%s)",
+                      resp->content_range, p->range_text);
     p->object_size = total == UINT64_MAX ? 0 : total;
     return HIPOBJ_OK;
   }
