@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client_int.h"
+#include "engine.h"
 #include "rdma_glue.h"
 #include "staging.h"
 
@@ -67,6 +68,12 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
     rc = herr_set(err, HIPOBJ_E_INTERNAL, op, "%s", hbuf_str(&why));
     goto fail;
   }
+  if (hsched_create(c, &c->sched) != 0) {
+    s3_http_destroy(c->http);
+    rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+    goto fail;
+  }
+  hstage_pool_on_give(c->stage_pool, hsched_pump_cb, c->sched);
   hbuf_free(&why);
   if (c->cfg.tls_skip_verify)
     HLOG_WARN(&c->log, "TLS certificate verification is disabled");
@@ -93,7 +100,7 @@ fail:
 void hipobj_client_destroy(struct hipobj_client *c) {
   if (!c)
     return;
-  hxfer_pool_destroy(c);
+  hsched_destroy(c->sched);
   hreq_hash_pool_destroy(c);
   hrdma_client_destroy(c);
   s3_http_destroy(c->http);

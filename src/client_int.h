@@ -8,11 +8,13 @@
 #include "../s3/http.h"
 #include "../s3/request.h"
 #include "config.h"
+#include "endpoint.h"
 #include "error_int.h"
 #include "log.h"
 #include "workq.h"
 
 struct hstage_pool;
+struct hsched;
 struct hworkq;
 struct rdma_engine;
 /* GPUs per runtime with an RDMA engine of their own (rdma_glue.c). */
@@ -53,8 +55,8 @@ struct hipobj_client {
   struct s3_http *http;  /* thread-safe submission */
   struct hlog log;
   struct hstage_pool *stage_pool; /* pinned chunks for GPU data (staging.h) */
-  struct hworkq *async_pool;      /* threads of the asynchronous API (xfer.c) */
-  pthread_mutex_t async_lock;     /* guards creating async_pool and rdma */
+  struct hsched *sched;           /* runs every transfer's parts (sched.c) */
+  pthread_mutex_t async_lock;     /* guards creating the RDMA engines */
   struct rdma_engine *rdma;       /* created on first use (rdma_glue.c) */
   /* GPU memory: an engine on the NIC nearest each GPU (HIP, CUDA x device
    * < HRDMA_GPU_ENGINES), created on first use; NULL: use `rdma`. */
@@ -66,6 +68,7 @@ struct hipobj_client {
   /* Set (atomically) once the server has echoed a CRC32C checksum we sent,
    * or confirmed CRC32C for a multipart upload: it checks them. */
   int crc32c_checked;
+  struct hendpoint_facts facts; /* what the endpoint showed (endpoint.c) */
   /* Threads hashing signed payloads (runner.c), created on first use. */
   struct hworkq *hash_pool;
   pthread_mutex_t hash_lock; /* guards creating hash_pool */
@@ -168,9 +171,6 @@ double hnow_seconds(void);
 
 /* Stops the payload hashing threads (no request may be in progress). */
 void hreq_hash_pool_destroy(struct hipobj_client *c);
-
-/* Stops the threads of the asynchronous API (no transfer may be running). */
-void hxfer_pool_destroy(struct hipobj_client *c);
 
 /* A struct of the caller's is usable when it is large enough for `field`. */
 #define HAS_FIELD(p, type, field)                                              \

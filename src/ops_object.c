@@ -1,17 +1,14 @@
-/* ops_object.c - object and bucket operations other than GET (ops_get.c):
- * HeadObject, the PutObject driver (single request or multipart),
- * DeleteObject, CreateBucket, DeleteBucket. */
+/* ops_object.c - object and bucket operations that move no payload
+ * (GET and PUT are jobs of the engine: xfer.c, job_get.c, job_put.c):
+ * HeadObject, DeleteObject, CreateBucket, DeleteBucket, and the names of
+ * data paths. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../s3/xml.h"
 #include "client_int.h"
-#include "gpu.h"
 #include "ops.h"
-#include "plan.h"
-#include "rdma_glue.h"
-#include "staging.h"
 #include "strutil.h"
 
 const char *hipobj_data_path_name(enum hipobj_data_path path) {
@@ -78,121 +75,6 @@ int hipobj_s3_head(struct hipobj_client *c, const char *bucket, const char *key,
     }
   }
   hreq_cleanup(&r);
-  return rc;
-}
-
-/* ---- PutObject ----------------------------------------------------------- */
-
-int hops_put_single(struct hipobj_client *c, const char *bucket,
-                    const char *key, const struct hipobj_mem *src,
-                    const char *content_type, int rdma_policy,
-                    struct hxctl *ctl, struct hipobj_xfer_result *res,
-                    struct hipobj_error *err) {
-  /* RDMA first when it can be tried; HTTP when it is declined or fails.
-   * hipobj-rc-v2 has no Content-Type: a typed PUT goes over HTTP. */
-  if (content_type) {
-    if (hrdma_policy(c, rdma_policy) == HIPOBJ_RDMA_REQUIRE)
-      return herr_set(err, HIPOBJ_E_UNSUPPORTED, "PutObject",
-                      "RDMA required, but an RDMA PUT cannot carry the "
-                      "Content-Type '%s'",
-                      content_type);
-    rdma_policy = HIPOBJ_RDMA_OFF;
-  }
-  struct hrdma_job job = {.is_put = 1,
-                          .bucket = bucket,
-                          .key = key,
-                          .size = src->len,
-                          .mem = src,
-                          .policy = rdma_policy};
-  struct hrdma_outcome out;
-  int rrc = hrdma_transfer(c, &job, &out, err);
-  if (rrc != HIPOBJ_OK)
-    return rrc;
-  if (out.done) {
-    if (res) {
-      res->bytes = res->rdma_bytes = out.bytes;
-      res->path =
-          out.staged ? HIPOBJ_PATH_RDMA_STAGED : HIPOBJ_PATH_RDMA_DIRECT;
-      hstrlcpy(res->etag, out.etag, sizeof res->etag);
-    }
-    hxctl_add(ctl, out.bytes);
-    return HIPOBJ_OK;
-  }
-  struct hreq r;
-  struct hstage *stage = NULL;
-  hreq_init(&r, c, "PutObject", "PUT", bucket, key);
-  r.ctl = ctl;
-  hxctl_set_total(ctl, src->len);
-  /* No Content-Type unless asked: the server applies S3's default
-   * (binary/octet-stream), the same as for an RDMA PUT, which cannot carry
-   * one. */
-  if (content_type)
-    s3_request_header(&r.req, "content-type", content_type);
-  r.body = src->ptr;
-  r.body_len = src->len;
-  r.send_body = 1;
-  /* AUTO: the object's CRC32C goes along; it replaces the signed SHA-256
-   * once this server has shown that it checks CRC32C (hreq_crc32c_*). */
-  r.crc32c = c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO;
-  r.sign_payload =
-      r.crc32c && hreq_crc32c_checked(c) ? HREQ_SIGN_NONE : HREQ_SIGN_OBJECT;
-  int rc = HIPOBJ_OK;
-  if (src->kind != HIPOBJ_MEM_HOST) {
-    rc = hstage_put_begin(c, r.op_name, src, 0, src->len, 0, &stage, err);
-    if (rc == HIPOBJ_OK)
-      hstage_put_attach(stage, &r);
-  }
-  if (rc == HIPOBJ_OK)
-    rc = hreq_run(&r, err);
-  hstage_end(stage);
-  if (res) {
-    res->bytes = rc == HIPOBJ_OK ? src->len : 0;
-    res->retries = r.retries;
-    res->path = src->kind != HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP_STAGED
-                                             : HIPOBJ_PATH_HTTP;
-    hstrlcpy(res->etag, r.xfer.resp.etag, sizeof res->etag);
-  }
-  hreq_cleanup(&r);
-  return rc;
-}
-
-int hops_put(struct hipobj_client *c, const char *bucket, const char *key,
-             const struct hipobj_mem *src, const struct hipobj_put_opts *opts,
-             struct hxctl *ctl, struct hipobj_xfer_result *res,
-             struct hipobj_error *err) {
-  const char *op = "PutObject";
-  int rc;
-  uint64_t threshold = c->cfg.multipart_threshold;
-  uint64_t part_size = c->cfg.part_size;
-  if (opts && opts->part_size) {
-    if (opts->part_size < HPLAN_MIN_PART || opts->part_size > HPLAN_MAX_PART)
-      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                      "part size %" PRIu64 " is outside S3's 5 MiB..5 GiB",
-                      opts->part_size);
-    part_size = opts->part_size;
-    if (!opts->multipart_threshold)
-      threshold = part_size;
-  }
-  if (opts && opts->multipart_threshold)
-    threshold = opts->multipart_threshold;
-  const char *ctype = opts ? opts->content_type : NULL;
-  int rdma = opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT;
-  /* GPU memory: refuse a missing runtime or a bad pointer before a
-   * multipart upload is created on the server. */
-  const struct hgpu_ops *ops;
-  if (src->kind != HIPOBJ_MEM_HOST &&
-      (rc = hgpu_check_mem_dir(op, src, HGPU_READ, &c->log, &ops, err)) !=
-          HIPOBJ_OK)
-    return rc;
-  if (src->len > threshold) {
-    unsigned conc =
-        opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
-    rc = hops_put_multipart(c, bucket, key, src, ctype, part_size, conc,
-                            opts ? opts->keep_failed_upload : 0, rdma, ctl, res,
-                            err);
-  } else {
-    rc = hops_put_single(c, bucket, key, src, ctype, rdma, ctl, res, err);
-  }
   return rc;
 }
 

@@ -385,7 +385,12 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
    * engine, and the same request is then sent over HTTP: a GET reads the
    * bytes again, a PUT writes the same bytes again (idempotent). */
   out->fallback = 1;
-  out->declined = rr.fallback;
+  /* Declined by the server (wire spec §6.3: 501, or no such route), as
+   * opposed to this transfer being unfit for RDMA here (its size, the
+   * staging pool): only a decline says something about the endpoint. */
+  out->declined =
+      rr.fallback &&
+      (rr.http_status == 501 || rr.http_status == 404 || rr.http_status == 405);
   return HIPOBJ_OK;
 }
 

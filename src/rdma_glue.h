@@ -19,12 +19,13 @@ struct hrdma_job {
   uint64_t size;
   const struct hipobj_mem *mem; /* size bytes at mem->ptr */
   int policy;                   /* the request's HIPOBJ_RDMA_* */
+  int staged_only; /* GPU memory: through pinned chunks, no dma-buf */
 };
 
 struct hrdma_outcome {
   int done;     /* the bytes moved by RDMA */
   int fallback; /* not done: HTTP must move them (auto policy) */
-  int declined; /* the server declined (as opposed to a failure) */
+  int declined; /* the server declined RDMA (501, no such route) */
   int staged;   /* done through pinned host memory (GPU data) */
   uint64_t bytes;
   char etag[HIPOBJ_ETAG_MAX]; /* quoted */
@@ -41,14 +42,10 @@ int hrdma_ready(struct hipobj_client *c, int request_policy,
  * out->fallback (use HTTP); an error only under the `require` policy. */
 int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
                    struct hrdma_outcome *out, struct hipobj_error *err);
-/* A GET job split into parts of part_size run on up to conc threads
- * (rdma_parts.c): the same outcome as one hrdma_transfer(), the parts'
- * ETags checked to be one version (HIPOBJ_E_PRECONDITION otherwise), bytes
- * reported to ctl as parts complete. */
-struct hxctl;
-int hrdma_get_parts(struct hipobj_client *c, const struct hrdma_job *job,
-                    uint64_t part_size, unsigned conc, struct hxctl *ctl,
-                    struct hrdma_outcome *out, struct hipobj_error *err);
+/* Whether GPU memory m can go to the NIC directly (dma-buf), as far as
+ * this client knows: the platform exports it and no registration on that
+ * device was refused. */
+int hrdma_direct_possible(struct hipobj_client *c, const struct hipobj_mem *m);
 void hrdma_client_destroy(struct hipobj_client *c);
 /* The NIC (name and port) RDMA would use for memory of the GPU at PCIe
  * address busid, with the reason; 0, or -1 with why there is none in

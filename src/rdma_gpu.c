@@ -78,6 +78,16 @@ static struct rdma_mr *direct_mr(struct hipobj_client *c, struct rdma_engine *e,
   return NULL;
 }
 
+int hrdma_direct_possible(struct hipobj_client *c, const struct hipobj_mem *m) {
+  char why[HGPU_WHY];
+  if (m->kind == HIPOBJ_MEM_HOST)
+    return 1;
+  if (atomic_load(&dmabuf_refused))
+    return 0;
+  const struct hgpu_ops *ops = hgpu_platform(m->kind, &c->log, why);
+  return ops && ops->dmabuf_supported(m->device, why);
+}
+
 static void request_of(const struct hrdma_job *job,
                        const struct rdma_control_ops *ops,
                        struct rdma_rc_request *rq) {
@@ -258,7 +268,8 @@ int hrdma_gpu_transfer(struct hipobj_client *c, struct rdma_engine *e,
   }
   unsigned access = job->is_put ? RDMA_MR_LOCAL_READ
                                 : RDMA_MR_LOCAL_WRITE | RDMA_MR_REMOTE_WRITE;
-  struct rdma_mr *mr = direct_mr(c, e, job, gops, access);
+  struct rdma_mr *mr =
+      job->staged_only ? NULL : direct_mr(c, e, job, gops, access);
   if (mr) {
     struct rdma_rc_request rq;
     request_of(job, ops, &rq);

@@ -31,6 +31,8 @@ struct plat_pool {
 };
 
 struct hstage_pool {
+  void (*on_give)(void *arg); /* chunks came back (the scheduler) */
+  void *on_give_arg;
   pthread_mutex_t lock;
   pthread_cond_t cond;
   size_t chunk_bytes;
@@ -50,6 +52,12 @@ int hstage_pool_create(size_t pool_bytes, size_t chunk_bytes,
   p->max_chunks = n < 1 ? 1 : n > 1u << 20 ? 1u << 20 : (unsigned)n;
   *out = p;
   return 0;
+}
+
+void hstage_pool_on_give(struct hstage_pool *p, void (*fn)(void *arg),
+                         void *arg) {
+  p->on_give = fn;
+  p->on_give_arg = arg;
 }
 
 void hstage_pool_destroy(struct hstage_pool *p) {
@@ -95,16 +103,24 @@ static unsigned free_chunks(const struct hstage_pool *p,
 }
 
 /* With all set, waits until `want` chunks can be had at once (an RDMA
- * PUT sends them in one go; the caller checks want <= max_chunks). */
+ * PUT sends them in one go; the caller checks want <= max_chunks). With
+ * nowait, returns 0 and sets *again instead of waiting. */
 static unsigned pool_take(struct hstage_pool *p, const struct hgpu_ops *ops,
                           enum hipobj_mem_kind kind, int dev, unsigned want,
-                          int all, struct chunk **out, char why[HGPU_WHY]) {
+                          int all, int nowait, int *again, struct chunk **out,
+                          char why[HGPU_WHY]) {
   struct plat_pool *pp = &p->plat[kind];
   unsigned got = 0;
   unsigned need = all ? want : 1;
   pthread_mutex_lock(&p->lock);
-  if (free_chunks(p, pp) < need)
+  if (free_chunks(p, pp) < need) {
     pp->waits++;
+    if (nowait) {
+      *again = 1;
+      pthread_mutex_unlock(&p->lock);
+      return 0;
+    }
+  }
   while (free_chunks(p, pp) < need)
     pthread_cond_wait(&p->cond, &p->lock);
   while (got < want) {
@@ -151,6 +167,9 @@ static void pool_give(struct hstage_pool *p, enum hipobj_mem_kind kind,
   pp->in_use -= n;
   pthread_cond_broadcast(&p->cond);
   pthread_mutex_unlock(&p->lock);
+  /* Parts that found the pool empty are waiting for this. */
+  if (p->on_give)
+    p->on_give(p->on_give_arg);
 }
 
 /* ---- one transfer -------------------------------------------------------- */
@@ -224,21 +243,23 @@ static int wait_all(struct hstage *s) {
 
 static int begin_n(struct hipobj_client *c, const char *op,
                    const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
-                   uint64_t len, int all, unsigned cap, struct hstage **out,
-                   struct hipobj_error *err);
+                   uint64_t len, int all, int nowait, unsigned cap,
+                   struct hstage **out, struct hipobj_error *err);
 
 static int begin(struct hipobj_client *c, const char *op,
                  const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
-                 uint64_t len, struct hstage **out, struct hipobj_error *err) {
-  return begin_n(c, op, m, dir, off, len, 0, 0, out, err);
+                 uint64_t len, int nowait, struct hstage **out,
+                 struct hipobj_error *err) {
+  return begin_n(c, op, m, dir, off, len, 0, nowait, 0, out, err);
 }
 
 /* all: every chunk the range needs (up to HSTAGE_MAX_SLOTS), or none.
- * cap: at most this many chunks (0: HSTAGE_MAX_SLOTS). */
+ * cap: at most this many chunks (0: HSTAGE_MAX_SLOTS). nowait: HSTAGE_AGAIN
+ * instead of waiting for chunks. */
 static int begin_n(struct hipobj_client *c, const char *op,
                    const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
-                   uint64_t len, int all, unsigned cap, struct hstage **out,
-                   struct hipobj_error *err) {
+                   uint64_t len, int all, int nowait, unsigned cap,
+                   struct hstage **out, struct hipobj_error *err) {
   const struct hgpu_ops *ops;
   *out = NULL;
   int rc = hgpu_check_mem_dir(op, m, dir, &c->log, &ops, err);
@@ -267,7 +288,11 @@ static int begin_n(struct hipobj_client *c, const char *op,
     return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
                     "%u staging chunks are needed at once, the pool has %u",
                     want, s->pool->max_chunks);
-  s->k = pool_take(s->pool, ops, s->kind, s->dev, want, all, got, why);
+  int again = 0;
+  s->k = pool_take(s->pool, ops, s->kind, s->dev, want, all, nowait, &again,
+                   got, why);
+  if (again)
+    return HSTAGE_AGAIN;
   if (s->k == 0)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op,
                     "cannot allocate pinned staging memory: %s", why);
@@ -308,9 +333,10 @@ void hstage_end(struct hstage *s) {
 /* ---- GET: body -> chunk -> GPU ------------------------------------------ */
 
 int hstage_get_begin(struct hipobj_client *c, const char *op,
-                     const struct hipobj_mem *dst, struct hstage **out,
-                     struct hipobj_error *err) {
-  int rc = begin(c, op, dst, HGPU_WRITE, 0, dst ? dst->len : 0, out, err);
+                     const struct hipobj_mem *dst, int nowait,
+                     struct hstage **out, struct hipobj_error *err) {
+  int rc =
+      begin(c, op, dst, HGPU_WRITE, 0, dst ? dst->len : 0, nowait, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;
@@ -400,13 +426,13 @@ unsigned hstage_share(const struct hipobj_client *c, unsigned transfers) {
 
 int hstage_put_begin(struct hipobj_client *c, const char *op,
                      const struct hipobj_mem *src, uint64_t off, uint64_t len,
-                     unsigned share, struct hstage **out,
+                     unsigned share, int nowait, struct hstage **out,
                      struct hipobj_error *err) {
   if (src && (off > src->len || len > src->len - off))
     return herr_set(err, HIPOBJ_E_INTERNAL, op,
                     "range %" PRIu64 "+%" PRIu64 " outside the buffer", off,
                     len);
-  int rc = begin_n(c, op, src, HGPU_READ, off, len, 0, share, out, err);
+  int rc = begin_n(c, op, src, HGPU_READ, off, len, 0, nowait, share, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;
@@ -564,7 +590,7 @@ int hstage_rdma_begin(struct hipobj_client *c, const char *op,
                       const struct hipobj_mem *m, int is_put, uint64_t len,
                       struct hstage **out, struct hipobj_error *err) {
   int rc = begin_n(c, op, m, is_put ? HGPU_READ : HGPU_WRITE, 0, len, is_put, 0,
-                   out, err);
+                   0, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;

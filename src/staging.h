@@ -26,6 +26,8 @@ struct hstage_pool;
 struct hstage;
 
 #define HSTAGE_MAX_SLOTS 3 /* chunks one transfer holds at most */
+/* A begin call with nowait found no chunk free: nothing was taken. */
+#define HSTAGE_AGAIN (-1)
 
 /* A pool of chunk_bytes chunks, at most pool_bytes per platform. Chunks are
  * allocated on first use and kept until hstage_pool_destroy(). */
@@ -33,6 +35,10 @@ int hstage_pool_create(size_t pool_bytes, size_t chunk_bytes,
                        struct hstage_pool **out);
 /* No transfer may be in progress. NULL is allowed. */
 void hstage_pool_destroy(struct hstage_pool *p);
+/* fn(arg) is called (outside the pool's lock) whenever chunks come back,
+ * so that work that found the pool empty can be tried again. */
+void hstage_pool_on_give(struct hstage_pool *p, void (*fn)(void *arg),
+                         void *arg);
 
 struct hstage_pool_stats {
   unsigned max_chunks; /* the bound */
@@ -45,10 +51,11 @@ void hstage_pool_stats(struct hstage_pool *p, enum hipobj_mem_kind kind,
                        struct hstage_pool_stats *out);
 
 /* GET into GPU memory dst (checked: runtime, pointer, range). Takes the
- * chunks (may wait for them). err is filled on failure. */
+ * chunks: waits for them, or with nowait returns HSTAGE_AGAIN when none is
+ * free. err is filled on failure. */
 int hstage_get_begin(struct hipobj_client *c, const char *op,
-                     const struct hipobj_mem *dst, struct hstage **out,
-                     struct hipobj_error *err);
+                     const struct hipobj_mem *dst, int nowait,
+                     struct hstage **out, struct hipobj_error *err);
 /* n body bytes for dst offset off, which continues the previous write
  * (engine thread). Returns 0, or -1 with hstage_reason(). */
 int hstage_get_write(struct hstage *s, uint64_t off, const char *data,
@@ -64,7 +71,7 @@ void hstage_get_rewind(struct hstage *s);
  * side pass hstage_share() so that every one of them gets its chunks. */
 int hstage_put_begin(struct hipobj_client *c, const char *op,
                      const struct hipobj_mem *src, uint64_t off, uint64_t len,
-                     unsigned share, struct hstage **out,
+                     unsigned share, int nowait, struct hstage **out,
                      struct hipobj_error *err);
 /* The chunks each of `transfers` concurrent transfers may hold so that
  * all of them run at once (at least 1). */

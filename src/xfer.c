@@ -1,25 +1,25 @@
-/* xfer.c - transfers as objects: the asynchronous API (start, wait, poll,
- * cancel, progress and completion callbacks) and the blocking GET/PUT calls,
- * which run the same transfer to completion on the caller's thread.
- * Asynchronous transfers are driven by a small per-client pool of threads
- * (created on first use); the HTTP work itself always happens on the
- * client's I/O thread, so many parts are in flight whatever drives them. */
+/* xfer.c - the public GET and PUT calls on the engine: the blocking calls
+ * start a job on the client's scheduler and sleep until it ends; the
+ * asynchronous API (start, wait, poll, cancel, progress and completion
+ * callbacks) keeps the job in a struct hipobj_xfer. No thread is made per
+ * transfer: the job's parts run on the HTTP engine's I/O threads and the
+ * scheduler's workers, and the completion callback runs on a worker. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_int.h"
+#include "engine.h"
 #include "gpu.h"
+#include "jobs.h"
 #include "ops.h"
 #include "strutil.h"
-#include "workq.h"
-
-#define POOL_MAX_THREADS 16u
 
 enum xfer_kind { XFER_GET, XFER_PUT };
 
 struct hipobj_xfer {
-  struct hxctl ctl; /* first: cancellation and progress */
+  struct hxctl ctl; /* cancellation and progress */
+  struct hjob job;
   enum xfer_kind kind;
   char *bucket, *key;
   struct hipobj_mem mem;
@@ -36,71 +36,123 @@ struct hipobj_xfer {
   struct hipobj_error err;
   struct hipobj_xfer_result res;
   double t0;
-  struct hworkq_item qitem; /* in the client's transfer-thread queue */
+  struct htask cb_task; /* the completion callback, on a worker */
 };
 
-/* ---- running one transfer ------------------------------------------------ */
+/* ---- running a job ------------------------------------------------------- */
 
-static void xfer_run(struct hipobj_xfer *x) {
-  struct hipobj_client *c = x->ctl.client;
-  x->res.struct_size = sizeof x->res;
-  if (x->ctl.cancel)
-    x->status = herr_set(&x->err, HIPOBJ_E_CANCELLED,
-                         x->kind == XFER_GET ? "GetObject" : "PutObject",
-                         "cancelled before it started");
-  else if (x->kind == XFER_GET)
-    x->status = hops_get(c, x->bucket, x->key, &x->mem, &x->gopts, &x->ctl,
-                         &x->res, &x->err);
-  else
-    x->status = hops_put(c, x->bucket, x->key, &x->mem, &x->popts, &x->ctl,
-                         &x->res, &x->err);
-  x->res.seconds = hnow_seconds() - x->t0;
-  if (x->status == HIPOBJ_OK) {
-    hipobj_error_clear(&x->err);
-    /* The last report says everything arrived. */
-    hxctl_report(&x->ctl, x->res.bytes, x->res.bytes);
-  }
-  pthread_mutex_lock(&x->lock);
-  x->finished = 1;
-  pthread_cond_broadcast(&x->cond);
-  pthread_mutex_unlock(&x->lock);
-  if (x->done)
-    x->done(x, x->status, x->user);
-  pthread_mutex_lock(&x->lock);
-  x->callback_ok = 1;
-  pthread_cond_broadcast(&x->cond);
-  pthread_mutex_unlock(&x->lock);
-}
-
-static void pool_run(struct hworkq_item *it) {
-  xfer_run(
-      (struct hipobj_xfer *)((char *)it - offsetof(struct hipobj_xfer, qitem)));
-}
-
-static int pool_submit(struct hipobj_client *c, struct hipobj_xfer *x,
+/* The job's outcome, once it has ended. */
+static int job_outcome(struct hjob *j, struct hipobj_xfer_result *res,
                        struct hipobj_error *err) {
-  pthread_mutex_lock(&c->async_lock);
-  if (!c->async_pool)
-    c->async_pool = hworkq_create(POOL_MAX_THREADS, pool_run);
-  struct hworkq *q = c->async_pool;
-  pthread_mutex_unlock(&c->async_lock);
-  if (!q)
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "StartTransfer",
-                    "out of memory");
-  /* A thread per waiting transfer, up to the cap; beyond it transfers
-   * queue (each one already keeps `concurrency` requests in flight). */
-  if (hworkq_push(q, &x->qitem) != 0)
-    return herr_set(err, HIPOBJ_E_INTERNAL, "StartTransfer",
-                    "cannot start a transfer thread");
+  if (res) {
+    size_t size = res->struct_size;
+    memset(res, 0, sizeof *res);
+    res->struct_size = size;
+    j->ops->result(j, res);
+  }
+  if (j->status == HIPOBJ_OK)
+    hipobj_error_clear(err);
+  else
+    herr_copy(err, &j->err);
+  return j->status;
+}
+
+int hjob_run(struct hjob *j, struct hipobj_xfer_result *res,
+             struct hipobj_error *err) {
+  j->on_finish = NULL;
+  hsched_start(j->c->sched, j);
+  hsched_wait(j);
+  int rc = job_outcome(j, res, err);
+  j->ops->free(j);
+  hjob_destroy(j);
+  return rc;
+}
+
+/* ---- checks shared by both forms ----------------------------------------- */
+
+static int check_args(enum xfer_kind kind, struct hipobj_client *c,
+                      const char *bucket, const char *key,
+                      const struct hipobj_mem *mem, struct hipobj_error *err) {
+  const char *op = kind == XFER_GET ? "GetObject" : "PutObject";
+  int rc;
+  if (!c)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
+  if ((rc = hcheck_bucket_key(op, bucket, key, 1, err)) ||
+      (rc = hcheck_mem(op, mem, err)))
+    return rc;
+  /* GPU memory: refuse a missing runtime or a bad pointer up front, before
+   * anything (a multipart upload) is created on the server. */
+  const struct hgpu_ops *ops;
+  if (mem->kind != HIPOBJ_MEM_HOST &&
+      (rc = hgpu_check_mem_dir(op, mem,
+                               kind == XFER_GET ? HGPU_WRITE : HGPU_READ,
+                               &c->log, &ops, err)) != HIPOBJ_OK)
+    return rc;
   return HIPOBJ_OK;
 }
 
-void hxfer_pool_destroy(struct hipobj_client *c) {
-  hworkq_destroy(c->async_pool);
-  c->async_pool = NULL;
+static int check_opts_size(const char *op, size_t have, size_t need,
+                           const char *init, struct hipobj_error *err) {
+  if (have < need)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                    "options struct_size is too small; use %s", init);
+  return HIPOBJ_OK;
 }
 
-/* ---- creating transfers ----------------------------------------------------
+/* ---- the blocking calls ---------------------------------------------------
+ */
+
+int hipobj_s3_get(struct hipobj_client *c, const char *bucket, const char *key,
+                  const struct hipobj_mem *dst,
+                  const struct hipobj_get_opts *opts,
+                  struct hipobj_xfer_result *res, struct hipobj_error *err) {
+  double t0 = hnow_seconds();
+  int rc = hops_check_result("GetObject", res, err);
+  if (rc == HIPOBJ_OK && opts)
+    rc = check_opts_size("GetObject", opts->struct_size, sizeof *opts,
+                         "HIPOBJ_GET_OPTS_INIT", err);
+  if (rc == HIPOBJ_OK)
+    rc = check_args(XFER_GET, c, bucket, key, dst, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  struct hxctl ctl;
+  memset(&ctl, 0, sizeof ctl);
+  ctl.client = c;
+  struct hjob j;
+  rc = hjob_get_init(c, bucket, key, dst, opts, &ctl, &j, err);
+  if (rc == HIPOBJ_OK)
+    rc = hjob_run(&j, res, err);
+  if (res)
+    res->seconds = hnow_seconds() - t0;
+  return rc;
+}
+
+int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
+                  const struct hipobj_mem *src,
+                  const struct hipobj_put_opts *opts,
+                  struct hipobj_xfer_result *res, struct hipobj_error *err) {
+  double t0 = hnow_seconds();
+  int rc = hops_check_result("PutObject", res, err);
+  if (rc == HIPOBJ_OK && opts)
+    rc = check_opts_size("PutObject", opts->struct_size, sizeof *opts,
+                         "HIPOBJ_PUT_OPTS_INIT", err);
+  if (rc == HIPOBJ_OK)
+    rc = check_args(XFER_PUT, c, bucket, key, src, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  struct hxctl ctl;
+  memset(&ctl, 0, sizeof ctl);
+  ctl.client = c;
+  struct hjob j;
+  rc = hjob_put_init(c, bucket, key, src, opts, &ctl, &j, err);
+  if (rc == HIPOBJ_OK)
+    rc = hjob_run(&j, res, err);
+  if (res)
+    res->seconds = hnow_seconds() - t0;
+  return rc;
+}
+
+/* ---- the asynchronous API --------------------------------------------------
  */
 
 static void xfer_free_fields(struct hipobj_xfer *x) {
@@ -113,33 +165,58 @@ static void xfer_free_fields(struct hipobj_xfer *x) {
   hxctl_destroy(&x->ctl);
 }
 
-/* Checks the common arguments and fills x (on the stack or the heap). */
-static int xfer_init(struct hipobj_xfer *x, enum xfer_kind kind,
-                     struct hipobj_client *c, const char *bucket,
-                     const char *key, const struct hipobj_mem *mem,
-                     const struct hipobj_xfer_opts *xopts,
-                     struct hipobj_error *err) {
+static void callback_task(struct htask *t) {
+  struct hipobj_xfer *x =
+      (struct hipobj_xfer *)((char *)t - offsetof(struct hipobj_xfer, cb_task));
+  x->done(x, x->status, x->user);
+  pthread_mutex_lock(&x->lock);
+  x->callback_ok = 1;
+  pthread_cond_broadcast(&x->cond);
+  pthread_mutex_unlock(&x->lock);
+}
+
+/* The job has ended (on the thread that ended it, maybe an I/O thread):
+ * the result becomes final, the callback goes to a worker. */
+static void xfer_on_finish(struct hjob *j) {
+  struct hipobj_xfer *x =
+      (struct hipobj_xfer *)((char *)j - offsetof(struct hipobj_xfer, job));
+  x->res.struct_size = sizeof x->res;
+  x->status = job_outcome(j, &x->res, &x->err);
+  x->res.seconds = hnow_seconds() - x->t0;
+  if (x->status == HIPOBJ_OK)
+    hxctl_report(&x->ctl, x->res.bytes, x->res.bytes); /* all arrived */
+  int deferred = 0;
+  if (x->done) {
+    x->cb_task.fn = callback_task;
+    deferred = hsched_defer(j->c->sched, &x->cb_task) == 0;
+  }
+  pthread_mutex_lock(&x->lock);
+  x->finished = 1;
+  if (!deferred)
+    x->callback_ok = !x->done;
+  pthread_cond_broadcast(&x->cond);
+  pthread_mutex_unlock(&x->lock);
+  if (x->done && !deferred)
+    callback_task(&x->cb_task); /* no worker: here, rather than never */
+}
+
+static int xfer_new(enum xfer_kind kind, struct hipobj_client *c,
+                    const char *bucket, const char *key,
+                    const struct hipobj_mem *mem,
+                    const struct hipobj_xfer_opts *xopts,
+                    struct hipobj_xfer **out, struct hipobj_error *err) {
   const char *op = kind == XFER_GET ? "GetObject" : "PutObject";
-  int rc;
-  memset(x, 0, sizeof *x);
+  int rc = xopts ? check_opts_size(op, xopts->struct_size, sizeof *xopts,
+                                   "HIPOBJ_XFER_OPTS_INIT", err)
+                 : HIPOBJ_OK;
+  if (rc == HIPOBJ_OK)
+    rc = check_args(kind, c, bucket, key, mem, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  struct hipobj_xfer *x = calloc(1, sizeof *x);
+  if (!x)
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   x->t0 = hnow_seconds();
-  if (!c)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
-  if ((rc = hcheck_bucket_key(op, bucket, key, 1, err)) ||
-      (rc = hcheck_mem(op, mem, err)))
-    return rc;
-  if (xopts && xopts->struct_size < sizeof *xopts)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "transfer options struct_size is too small; use "
-                    "HIPOBJ_XFER_OPTS_INIT");
-  /* GPU memory: refuse a missing runtime or a bad pointer up front, before
-   * anything (a multipart upload) is created on the server. */
-  const struct hgpu_ops *ops;
-  if (mem->kind != HIPOBJ_MEM_HOST &&
-      (rc = hgpu_check_mem_dir(op, mem,
-                               kind == XFER_GET ? HGPU_WRITE : HGPU_READ,
-                               &c->log, &ops, err)) != HIPOBJ_OK)
-    return rc;
   x->kind = kind;
   x->ctl.client = c;
   x->mem = *mem;
@@ -156,127 +233,24 @@ static int xfer_init(struct hipobj_xfer *x, enum xfer_kind kind,
   }
   if (!x->bucket || !x->key) {
     xfer_free_fields(x);
+    free(x);
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   }
+  *out = x;
   return HIPOBJ_OK;
 }
 
-static int init_get(struct hipobj_xfer *x, struct hipobj_client *c,
-                    const char *bucket, const char *key,
-                    const struct hipobj_mem *dst,
-                    const struct hipobj_get_opts *opts,
-                    const struct hipobj_xfer_opts *xopts,
-                    struct hipobj_error *err) {
-  if (opts && opts->struct_size < sizeof *opts) {
-    memset(x, 0, sizeof *x);
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject",
-                    "options struct_size is too small; use "
-                    "HIPOBJ_GET_OPTS_INIT");
-  }
-  int rc = xfer_init(x, XFER_GET, c, bucket, key, dst, xopts, err);
-  if (rc != HIPOBJ_OK)
-    return rc;
-  if (opts)
-    x->gopts = *opts;
-  x->gopts.struct_size = sizeof x->gopts;
-  if (opts && opts->if_match &&
-      !(x->gopts.if_match = x->if_match = strdup(opts->if_match))) {
-    xfer_free_fields(x);
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "GetObject", "out of memory");
-  }
-  return HIPOBJ_OK;
-}
-
-static int init_put(struct hipobj_xfer *x, struct hipobj_client *c,
-                    const char *bucket, const char *key,
-                    const struct hipobj_mem *src,
-                    const struct hipobj_put_opts *opts,
-                    const struct hipobj_xfer_opts *xopts,
-                    struct hipobj_error *err) {
-  if (opts && opts->struct_size < sizeof *opts) {
-    memset(x, 0, sizeof *x);
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "PutObject",
-                    "options struct_size is too small; use "
-                    "HIPOBJ_PUT_OPTS_INIT");
-  }
-  int rc = xfer_init(x, XFER_PUT, c, bucket, key, src, xopts, err);
-  if (rc != HIPOBJ_OK)
-    return rc;
-  if (opts)
-    x->popts = *opts;
-  x->popts.struct_size = sizeof x->popts;
-  if (opts && opts->content_type &&
-      !(x->popts.content_type = x->content_type = strdup(opts->content_type))) {
-    xfer_free_fields(x);
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "PutObject", "out of memory");
-  }
-  return HIPOBJ_OK;
-}
-
-/* Copies a finished transfer's outcome to the caller. */
-static int xfer_result(const struct hipobj_xfer *x,
-                       struct hipobj_xfer_result *res,
-                       struct hipobj_error *err) {
-  if (res) {
-    size_t size = res->struct_size;
-    memcpy(res, &x->res, sizeof *res);
-    res->struct_size = size;
-  }
-  if (x->status == HIPOBJ_OK)
-    hipobj_error_clear(err);
-  else
-    herr_copy(err, &x->err);
-  return x->status;
-}
-
-/* ---- the blocking calls: one transfer, run here ------------------------- */
-
-int hipobj_s3_get(struct hipobj_client *c, const char *bucket, const char *key,
-                  const struct hipobj_mem *dst,
-                  const struct hipobj_get_opts *opts,
-                  struct hipobj_xfer_result *res, struct hipobj_error *err) {
-  int rc = hops_check_result("GetObject", res, err);
-  if (rc != HIPOBJ_OK)
-    return rc;
-  struct hipobj_xfer x;
-  if ((rc = init_get(&x, c, bucket, key, dst, opts, NULL, err)) != HIPOBJ_OK)
-    return rc;
-  xfer_run(&x);
-  rc = xfer_result(&x, res, err);
-  xfer_free_fields(&x);
-  return rc;
-}
-
-int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
-                  const struct hipobj_mem *src,
-                  const struct hipobj_put_opts *opts,
-                  struct hipobj_xfer_result *res, struct hipobj_error *err) {
-  int rc = hops_check_result("PutObject", res, err);
-  if (rc != HIPOBJ_OK)
-    return rc;
-  struct hipobj_xfer x;
-  if ((rc = init_put(&x, c, bucket, key, src, opts, NULL, err)) != HIPOBJ_OK)
-    return rc;
-  xfer_run(&x);
-  rc = xfer_result(&x, res, err);
-  xfer_free_fields(&x);
-  return rc;
-}
-
-/* ---- the asynchronous API
- * ---------------------------------------------------- */
-
-/* Hands a heap transfer (initialised) to the pool. */
-static int start(struct hipobj_xfer *h, struct hipobj_xfer **out,
-                 struct hipobj_error *err) {
-  int rc = pool_submit(h->ctl.client, h, err);
+static int xfer_start(struct hipobj_xfer *x, struct hipobj_xfer **out,
+                      struct hipobj_error *err, int rc) {
   if (rc != HIPOBJ_OK) {
-    xfer_free_fields(h);
-    free(h);
+    xfer_free_fields(x);
+    free(x);
     return rc;
   }
-  *out = h;
+  x->job.on_finish = xfer_on_finish;
+  *out = x;
   hipobj_error_clear(err);
+  hsched_start(x->ctl.client->sched, &x->job);
   return HIPOBJ_OK;
 }
 
@@ -285,18 +259,29 @@ int hipobj_s3_get_start(struct hipobj_client *c, const char *bucket,
                         const struct hipobj_get_opts *opts,
                         const struct hipobj_xfer_opts *xopts,
                         struct hipobj_xfer **out, struct hipobj_error *err) {
+  const char *op = "GetObject";
   if (!out)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject", "out is NULL");
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
   *out = NULL;
-  struct hipobj_xfer *x = malloc(sizeof *x);
-  if (!x)
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "GetObject", "out of memory");
-  int rc = init_get(x, c, bucket, key, dst, opts, xopts, err);
-  if (rc != HIPOBJ_OK) {
-    free(x);
+  int rc = opts ? check_opts_size(op, opts->struct_size, sizeof *opts,
+                                  "HIPOBJ_GET_OPTS_INIT", err)
+                : HIPOBJ_OK;
+  if (rc != HIPOBJ_OK)
     return rc;
-  }
-  return start(x, out, err);
+  struct hipobj_xfer *x;
+  if ((rc = xfer_new(XFER_GET, c, bucket, key, dst, xopts, &x, err)) !=
+      HIPOBJ_OK)
+    return rc;
+  if (opts)
+    x->gopts = *opts;
+  x->gopts.struct_size = sizeof x->gopts;
+  if (opts && opts->if_match &&
+      !(x->gopts.if_match = x->if_match = strdup(opts->if_match)))
+    rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  if (rc == HIPOBJ_OK)
+    rc = hjob_get_init(c, x->bucket, x->key, &x->mem, &x->gopts, &x->ctl,
+                       &x->job, err);
+  return xfer_start(x, out, err, rc);
 }
 
 int hipobj_s3_put_start(struct hipobj_client *c, const char *bucket,
@@ -304,18 +289,29 @@ int hipobj_s3_put_start(struct hipobj_client *c, const char *bucket,
                         const struct hipobj_put_opts *opts,
                         const struct hipobj_xfer_opts *xopts,
                         struct hipobj_xfer **out, struct hipobj_error *err) {
+  const char *op = "PutObject";
   if (!out)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "PutObject", "out is NULL");
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
   *out = NULL;
-  struct hipobj_xfer *x = malloc(sizeof *x);
-  if (!x)
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "PutObject", "out of memory");
-  int rc = init_put(x, c, bucket, key, src, opts, xopts, err);
-  if (rc != HIPOBJ_OK) {
-    free(x);
+  int rc = opts ? check_opts_size(op, opts->struct_size, sizeof *opts,
+                                  "HIPOBJ_PUT_OPTS_INIT", err)
+                : HIPOBJ_OK;
+  if (rc != HIPOBJ_OK)
     return rc;
-  }
-  return start(x, out, err);
+  struct hipobj_xfer *x;
+  if ((rc = xfer_new(XFER_PUT, c, bucket, key, src, xopts, &x, err)) !=
+      HIPOBJ_OK)
+    return rc;
+  if (opts)
+    x->popts = *opts;
+  x->popts.struct_size = sizeof x->popts;
+  if (opts && opts->content_type &&
+      !(x->popts.content_type = x->content_type = strdup(opts->content_type)))
+    rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+  if (rc == HIPOBJ_OK)
+    rc = hjob_put_init(c, x->bucket, x->key, &x->mem, &x->popts, &x->ctl,
+                       &x->job, err);
+  return xfer_start(x, out, err, rc);
 }
 
 int hipobj_xfer_wait(struct hipobj_xfer *x, struct hipobj_xfer_result *res,
@@ -331,7 +327,16 @@ int hipobj_xfer_wait(struct hipobj_xfer *x, struct hipobj_xfer_result *res,
   while (!x->finished)
     pthread_cond_wait(&x->cond, &x->lock);
   pthread_mutex_unlock(&x->lock);
-  return xfer_result(x, res, err);
+  if (res) {
+    size_t size = res->struct_size;
+    memcpy(res, &x->res, sizeof *res);
+    res->struct_size = size;
+  }
+  if (x->status == HIPOBJ_OK)
+    hipobj_error_clear(err);
+  else
+    herr_copy(err, &x->err);
+  return x->status;
 }
 
 int hipobj_xfer_done(struct hipobj_xfer *x) {
@@ -346,9 +351,12 @@ int hipobj_xfer_done(struct hipobj_xfer *x) {
 void hipobj_xfer_cancel(struct hipobj_xfer *x) {
   if (!x)
     return;
-  x->ctl.cancel = 1;
-  /* Requests waiting for data notice at the I/O thread's next pass. */
-  s3_http_wakeup(x->ctl.client->http);
+  struct hipobj_client *c = x->ctl.client;
+  __atomic_store_n(&x->ctl.cancel, 1, __ATOMIC_RELAXED);
+  /* Requests waiting for data notice at the I/O thread's next pass; a job
+   * waiting for staging chunks at the scheduler's next turn. */
+  s3_http_wakeup(c->http);
+  hsched_pump(c->sched);
 }
 
 void hipobj_xfer_free(struct hipobj_xfer *x) {
@@ -363,6 +371,10 @@ void hipobj_xfer_free(struct hipobj_xfer *x) {
   while (!x->finished || !x->callback_ok)
     pthread_cond_wait(&x->cond, &x->lock);
   pthread_mutex_unlock(&x->lock);
+  /* The scheduler lets go of the job last. */
+  hsched_wait(&x->job);
+  x->job.ops->free(&x->job);
+  hjob_destroy(&x->job);
   xfer_free_fields(x);
   free(x);
 }

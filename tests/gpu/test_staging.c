@@ -528,8 +528,8 @@ Test(staging, transfers_competing_for_a_small_pool_all_complete) {
    * until another had finished would not have to wait). */
   struct hipobj_mem hold_mem = gpu_alloc(0, 2 * CB);
   struct hstage *hold = NULL;
-  cr_assert_eq(hstage_get_begin(cli, "test", &hold_mem, &hold, err), HIPOBJ_OK,
-               "%s", hipobj_error_message(err));
+  cr_assert_eq(hstage_get_begin(cli, "test", &hold_mem, 0, &hold, err),
+               HIPOBJ_OK, "%s", hipobj_error_message(err));
   pthread_barrier_init(&barrier, NULL, N_THREADS);
   pthread_t t[N_THREADS];
   int rc[N_THREADS];
@@ -542,8 +542,10 @@ Test(staging, transfers_competing_for_a_small_pool_all_complete) {
       break;
     usleep(1000);
   }
-  cr_assert_eq(ps.waits, N_THREADS, "%u of %d transfers waited for chunks",
-               ps.waits, N_THREADS);
+  /* The engine does not wait for chunks: a part that finds the pool empty
+   * is tried again when chunks come back, and each try counts. */
+  cr_assert_geq(ps.waits, N_THREADS, "%u of %d transfers waited for chunks",
+                ps.waits, N_THREADS);
   hstage_end(hold);
   for (int i = 0; i < N_THREADS; i++)
     pthread_join(t[i], NULL);

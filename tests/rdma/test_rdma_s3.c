@@ -265,9 +265,72 @@ Test(rdma_s3, large_get_in_parallel_parts_pinned_to_one_version) {
                hipobj_error_message(err));
   cr_assert(strstr(hipobj_error_message(err), "changed"), "%s",
             hipobj_error_message(err));
-  cr_assert_eq(res.bytes, 0);
+  cr_assert_lt(res.bytes, n, "a failed GET reports only what it wrote");
   hipobj_xfer_free(x);
   free(data);
   free(neu);
+  free(back);
+}
+
+/* Requests of operation op the server has seen so far, read from the
+ * counter of a rule `op=OP,action=delay:0` on its admin endpoint. */
+static unsigned long seen_of(const char *op) {
+  struct sreq q = {.method = "GET", .target = "/.hipobj-admin/faults"};
+  struct http_resp r;
+  cr_assert_eq(http_send(srv.url, &q, &r), 0);
+  char rule[64];
+  snprintf(rule, sizeof rule, "op=%s,", op);
+  const char *line = r.body ? strstr(r.body, rule) : NULL;
+  const char *at = line ? strstr(line, "seen=") : NULL;
+  cr_assert(at, "no counter for %s in: %s", op, r.body ? r.body : "");
+  unsigned long n = strtoul(at + 5, NULL, 10);
+  resp_free(&r);
+  return n;
+}
+
+Test(rdma_s3, declined_rdma_is_remembered_one_request_per_get) {
+  /* A server with RDMA off, a client with an RDMA device (policy auto). */
+  const char *extra[] = {"--rdma", "off", "--faults",
+                         "op=GetObject,action=delay:0;"
+                         "op=HeadObject,action=delay:0;"
+                         "op=RdmaPrepare,action=delay:0",
+                         NULL};
+  srv_start(&srv, NULL, extra);
+  cli = mk_client(srv.url, NULL, NULL, 4);
+  OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
+  size_t n = (1u << 20) + 5;
+  char *data = malloc(n), *back = calloc(1, n);
+  fill_pattern(data, n, 9);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  /* The first transfer asks (PREPARE, declined) and goes over HTTP. */
+  OK(hipobj_s3_put(cli, T_BUCKET, "obj", &src, NULL, &res, err));
+  cr_assert_eq(res.path, HIPOBJ_PATH_HTTP);
+  cr_assert_eq(seen_of("RdmaPrepare"), 1);
+  struct hipobj_mem dst = hipobj_mem_host(back, n);
+  for (int i = 0; i < 3; i++) {
+    /* A GET of known size (a range with a length), then of the whole
+     * object: one GetObject each, no PREPARE, no HEAD. */
+    struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+    o.has_range = 1;
+    o.offset = 1000 + (uint64_t)i;
+    o.length = 65536;
+    for (int whole = 0; whole < 2; whole++) {
+      unsigned long g0 = seen_of("GetObject"), h0 = seen_of("HeadObject");
+      memset(back, 0, n);
+      OK(hipobj_s3_get(cli, T_BUCKET, "obj", &dst, whole ? NULL : &o, &res,
+                       err));
+      cr_assert_eq(res.path, HIPOBJ_PATH_HTTP);
+      cr_assert_eq(seen_of("GetObject") - g0, 1, "GET %d (whole %d)", i, whole);
+      cr_assert_eq(seen_of("HeadObject") - h0, 0, "GET %d (whole %d)", i,
+                   whole);
+      if (whole)
+        cr_assert_eq(memcmp(back, data, n), 0);
+      else
+        cr_assert_eq(memcmp(back, data + o.offset, o.length), 0);
+    }
+  }
+  cr_assert_eq(seen_of("RdmaPrepare"), 1, "the decline was not remembered");
+  free(data);
   free(back);
 }

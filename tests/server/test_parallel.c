@@ -111,7 +111,8 @@ Test(parallel, too_small_buffer_and_empty_object) {
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   cr_assert_eq(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err),
                HIPOBJ_E_BUFFER_TOO_SMALL);
-  cr_assert_eq(res.bytes, 0);
+  /* The first part landed before the size was known to be too large. */
+  cr_assert_eq(res.bytes, PS);
   free(put_pattern(cli, "empty", 0, 1));
   OK(hipobj_s3_get(cli, T_BUCKET, "empty", &dst, &o, &res, err));
   cr_assert_eq(res.bytes, 0);
@@ -178,7 +179,7 @@ Test(parallel, overwrite_between_parts_fails_cleanly) {
                hipobj_error_message(err));
   cr_assert(strstr(hipobj_error_message(err), "changed"), "%s",
             hipobj_error_message(err));
-  cr_assert_eq(res.bytes, 0);
+  cr_assert_lt(res.bytes, n, "a failed GET reports only what it wrote");
   free(back);
   free(data);
 }
@@ -302,7 +303,7 @@ Test(parallel, cancel_get_mid_transfer) {
   hipobj_xfer_free(x);
   cr_assert_eq(log.done_calls, 1);
   cr_assert_eq(log.done_status, HIPOBJ_E_CANCELLED);
-  cr_assert_eq(res.bytes, 0);
+  cr_assert_lt(res.bytes, n, "a cancelled GET reports only what it wrote");
   free(back);
   free(data);
 }

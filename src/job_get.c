@@ -1,0 +1,319 @@
+/* job_get.c - the plan of a GET (docs/engine.md): one request for a small
+ * read; else a first ranged part that learns the object's size and ETag
+ * from its Content-Range, then every further part pinned to that ETag
+ * (If-Match), each landing at its offset of the destination, so a
+ * concurrent overwrite fails cleanly instead of mixing two versions. When
+ * RDMA will move the parts and the size is not known, one HEAD learns it
+ * first (PREPARE names the bytes). The scheduler runs the parts; this file
+ * only says which come next and checks what they brought. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "jobs.h"
+#include "rdma_glue.h"
+#include "strutil.h"
+
+enum { STEP_HEAD = 1 };
+
+enum phase {
+  P_START,  /* nothing sent */
+  P_SIZING, /* the HEAD or the first part is running */
+  P_PARTS,  /* size known: the remaining parts */
+};
+
+struct get_plan {
+  struct hjob *j;
+  /* the caller's request */
+  int has_range;
+  uint64_t start, want; /* want 0: to the end */
+  const char *if_match; /* the caller's, or the pinned ETag */
+  uint64_t ps;          /* part size */
+  int single;           /* one request for the whole read */
+  int head;             /* RDMA will move the parts: HEAD first */
+  int whole_retry;      /* 416 on a first part: the object is empty */
+  enum phase phase;
+  /* learnt */
+  uint64_t total; /* object size */
+  uint64_t end;   /* one past the last byte to read */
+  uint64_t next;  /* next byte to hand out */
+  unsigned number, n_parts;
+  char etag[HIPOBJ_ETAG_MAX];
+  uint64_t bytes; /* written into the destination */
+  int exact;      /* parts were cut from a known size: each brings all */
+  unsigned head_retries;
+};
+
+static int busy(const struct hjob *j) {
+  return j->parts_in_flight || j->steps_in_flight;
+}
+
+/* p reads [off, off+len) of the object into the window at off - start. */
+static void fill_part(struct get_plan *g, struct hpart *p, uint64_t off,
+                      uint64_t len) {
+  p->number = ++g->number;
+  snprintf(p->name, sizeof p->name, "GetObject part #%u", p->number);
+  p->has_range = 1;
+  p->off = off;
+  p->range_len = len;
+  p->mem_off = off - g->start;
+  p->len = len;
+  p->if_match = g->if_match;
+}
+
+static enum hnext get_next(struct hjob *j, struct hpart *p, int *step) {
+  struct get_plan *g = j->plan;
+  if (hjob_stopped(j))
+    return busy(j) ? HNEXT_WAIT : HNEXT_DONE;
+  switch (g->phase) {
+  case P_START:
+    if (g->head) {
+      g->phase = P_SIZING;
+      *step = STEP_HEAD;
+      return HNEXT_STEP;
+    }
+    if (!p)
+      return HNEXT_WAIT;
+    g->phase = P_SIZING;
+    if (g->single) {
+      /* The caller's whole range (or the object) in one request. */
+      hstrlcpy(p->name, "GetObject", sizeof p->name);
+      p->has_range = g->has_range;
+      p->off = g->start;
+      p->range_len = g->want;
+      p->len = j->mem->len;
+      p->if_match = g->if_match;
+      return HNEXT_PART;
+    }
+    fill_part(g, p, g->start, g->ps);
+    p->len = g->ps < j->mem->len ? g->ps : j->mem->len;
+    p->whole_ok = !g->has_range; /* a 200 with the whole object is fine */
+    p->http_only = 1;            /* the size is not known: HTTP learns it */
+    return HNEXT_PART;
+  case P_SIZING:
+    return HNEXT_WAIT;
+  case P_PARTS:
+    if (g->next < g->end) {
+      if (!p)
+        return HNEXT_WAIT;
+      uint64_t len = g->end - g->next < g->ps ? g->end - g->next : g->ps;
+      fill_part(g, p, g->next, len);
+      g->next += len;
+      return HNEXT_PART;
+    }
+    return busy(j) ? HNEXT_WAIT : HNEXT_DONE;
+  }
+  return HNEXT_DONE;
+}
+
+/* The size is known (total): the bytes to read and the parts for them. */
+static void sized(struct hjob *j, struct get_plan *g, uint64_t from) {
+  g->end =
+      g->want && g->start + g->want < g->total ? g->start + g->want : g->total;
+  if (g->end < g->start)
+    g->end = g->start;
+  if (g->end - g->start > j->mem->len) {
+    struct hipobj_error e;
+    herr_set(&e, HIPOBJ_E_BUFFER_TOO_SMALL, "GetObject",
+             "%" PRIu64 " bytes do not fit the %zu-byte buffer",
+             g->end - g->start, j->mem->len);
+    hjob_fail(j, e.status, &e);
+    return;
+  }
+  hxctl_set_total(j->ctl, g->end - g->start);
+  g->exact = 1;
+  if (g->single) /* one part of everything (RDMA sessions split it) */
+    g->ps = g->end - from ? g->end - from : 1;
+  g->next = from;
+  g->n_parts = g->number + (unsigned)((g->end - from + g->ps - 1) / g->ps);
+  if (!g->if_match || !*g->if_match)
+    g->if_match = g->etag;
+  g->phase = P_PARTS;
+}
+
+static void head_done(struct hjob *j, struct get_plan *g, int rc,
+                      const struct hipobj_error *err) {
+  (void)err;
+  if (rc != HIPOBJ_OK || g->start >= g->total ||
+      g->end - g->start > j->mem->len ||
+      (g->if_match && *g->if_match && strcmp(g->if_match, g->etag) != 0)) {
+    /* HTTP reports it as S3 says it (NoSuchKey, 412, 416, too small),
+     * with the answer's body: the plan starts over with the sizing part,
+     * over HTTP. */
+    g->head = 0;
+    g->phase = P_START;
+    j->policy = HIPOBJ_RDMA_OFF;
+    return;
+  }
+  sized(j, g, g->start);
+}
+
+static void first_done(struct hjob *j, struct get_plan *g, struct hpart *p,
+                       int rc, const struct hipobj_error *err) {
+  if (rc == HIPOBJ_E_INVALID_RANGE && !g->has_range && !g->whole_retry &&
+      !g->single) {
+    /* S3 answers 416 to any range of an empty object: ask for it whole. */
+    g->whole_retry = 1;
+    g->single = 1;
+    g->number = 0;
+    g->phase = P_START;
+    return;
+  }
+  if (rc != HIPOBJ_OK) {
+    hjob_fail(j, rc, err);
+    return;
+  }
+  g->bytes += p->bytes;
+  if (g->single || !p->ranged_answer) {
+    /* The whole read came in one answer. */
+    g->total = p->object_size;
+    g->end = g->next = g->start + p->bytes;
+    hstrlcpy(g->etag, p->etag, sizeof g->etag);
+    g->phase = P_PARTS;
+    return;
+  }
+  hstrlcpy(g->etag, p->etag, sizeof g->etag);
+  g->total = p->object_size;
+  if (!g->etag[0] || g->total == 0) {
+    struct hipobj_error e;
+    herr_set(&e, HIPOBJ_E_PROTOCOL, "GetObject",
+             "the first part's answer has no ETag or object size");
+    hjob_fail(j, e.status, &e);
+    return;
+  }
+  sized(j, g, g->start + p->bytes);
+}
+
+static void get_finished(struct hjob *j, struct hpart *p, int step, int rc,
+                         const struct hipobj_error *err) {
+  struct get_plan *g = j->plan;
+  if (!p && step == STEP_HEAD) {
+    head_done(j, g, rc, err);
+    return;
+  }
+  if (g->phase == P_SIZING) {
+    first_done(j, g, p, rc, err);
+    return;
+  }
+  if (rc == HIPOBJ_E_PRECONDITION) {
+    struct hipobj_error e = *err;
+    herr_set(&e, rc, p->name,
+             "the object changed during the download (ETag %s no longer "
+             "matches)",
+             g->etag);
+    hjob_fail(j, rc, &e);
+    return;
+  }
+  if (rc != HIPOBJ_OK) {
+    hjob_fail(j, rc, err);
+    return;
+  }
+  /* Parts cut from a known size must bring all of it (an RDMA session
+   * reports what it moved: fewer bytes means the object shrank), and RDMA
+   * parts say in FINAL which version they read. */
+  struct hipobj_error e;
+  if (g->exact && p->bytes != p->len) {
+    herr_set(&e, HIPOBJ_E_PRECONDITION, p->name,
+             "the object changed during the download (%" PRIu64 " of %" PRIu64
+             " bytes)",
+             p->bytes, p->len);
+    hjob_fail(j, e.status, &e);
+    return;
+  }
+  if (p->etag[0] && g->etag[0] && strcmp(p->etag, g->etag) != 0) {
+    herr_set(&e, HIPOBJ_E_PRECONDITION, p->name,
+             "the object changed during the download (ETag %s, then %s)",
+             g->etag, p->etag);
+    hjob_fail(j, e.status, &e);
+    return;
+  }
+  g->bytes += p->bytes;
+}
+
+static int get_step(struct hjob *j, int step, struct hipobj_error *err) {
+  struct get_plan *g = j->plan;
+  (void)step;
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  int rc = hipobj_s3_head(j->c, j->bucket, j->key, &info, err);
+  pthread_mutex_lock(&j->lock);
+  if (rc == HIPOBJ_OK) {
+    g->total = info.size;
+    hstrlcpy(g->etag, info.etag, sizeof g->etag);
+    g->end = g->start < g->total ? g->total : g->start;
+  }
+  pthread_mutex_unlock(&j->lock);
+  return rc;
+}
+
+static void get_result(struct hjob *j, struct hipobj_xfer_result *res) {
+  struct get_plan *g = j->plan;
+  /* The bytes written, also after a failure (then they are not all). */
+  res->bytes = g->bytes;
+  res->rdma_bytes = hjob_rdma_bytes(j);
+  res->object_size = g->total;
+  res->parts = g->single ? 0 : g->n_parts;
+  res->retries = j->retries;
+  res->path = hjob_path(j);
+  hstrlcpy(res->etag, g->etag, sizeof res->etag);
+}
+
+static void get_free(struct hjob *j) {
+  free(j->plan);
+  j->plan = NULL;
+}
+
+static const struct hjob_ops get_ops = {get_next, get_step, get_finished,
+                                        get_result, get_free};
+
+int hjob_get_init(struct hipobj_client *c, const char *bucket, const char *key,
+                  const struct hipobj_mem *dst,
+                  const struct hipobj_get_opts *opts, struct hxctl *ctl,
+                  struct hjob *j, struct hipobj_error *err) {
+  struct get_plan *g = calloc(1, sizeof *g);
+  if (!g)
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "GetObject", "out of memory");
+  g->has_range = opts && opts->has_range;
+  g->start = g->has_range ? opts->offset : 0;
+  g->want = g->has_range ? opts->length : 0;
+  if (g->has_range && g->want && g->start > UINT64_MAX - g->want) {
+    free(g);
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject",
+                    "range offset + length overflows");
+  }
+  g->if_match = opts ? opts->if_match : NULL;
+  g->ps = opts && opts->part_size ? opts->part_size : c->cfg.part_size;
+  unsigned conc =
+      opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
+  int policy = hrdma_policy(c, opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT);
+  int rc =
+      hjob_init(j, c, "GetObject", bucket, key, dst, ctl, policy, conc, err);
+  if (rc != HIPOBJ_OK) {
+    free(g);
+    return rc;
+  }
+  j->ops = &get_ops;
+  j->plan = g;
+  g->j = j;
+  g->single = g->ps == 0 || conc <= 1 || dst->len <= g->ps ||
+              (g->want && g->want <= g->ps);
+  if (hpath_rdma_likely(j)) {
+    if (g->single && g->has_range && g->want) {
+      /* The range names the bytes: no HEAD; a server that has fewer says
+       * so in FINAL (or HTTP clamps). */
+      g->phase = P_PARTS;
+      g->end = g->start + g->want;
+      g->next = g->start;
+      g->ps = g->want;
+      hxctl_set_total(ctl, g->want);
+      if (g->want > dst->len) {
+        g->single = 1; /* HTTP reports the buffer too small */
+        g->phase = P_START;
+      }
+    } else {
+      g->head = 1; /* PREPARE names the bytes: learn the size first */
+    }
+  }
+  return HIPOBJ_OK;
+}

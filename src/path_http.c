@@ -1,0 +1,238 @@
+/* path_http.c - the HTTP data paths: `http` (host memory: libcurl's buffers
+ * are copied straight into the destination, or the request body is the
+ * caller's buffer) and `http-staged` (GPU memory and files, through the
+ * client's pinned staging pool). One part is one request run by the
+ * request runner (signing, retries); its answer is checked here: a GET part
+ * succeeds only when every byte it asked for arrived, exactly once. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+#include "plan.h"
+#include "staging.h"
+#include "strutil.h"
+
+/* ---- GET ----------------------------------------------------------------- */
+
+static int sink_fail(struct hpart *p, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int sink_fail(struct hpart *p, int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->r.sink_reason, sizeof p->r.sink_reason, fmt, ap);
+  va_end(ap);
+  p->r.sink_status = status;
+  return -1;
+}
+
+static int get_sink(void *ctx, const char *data, size_t n) {
+  struct hpart *p = ctx;
+  struct hjob *j = p->job;
+  uint64_t cap = p->len;
+  if (p->bytes == 0) {
+    /* Refuse before writing a byte when the answer announces too much. */
+    int64_t cl = p->r.xfer.resp.content_length;
+    if (cl >= 0 && (uint64_t)cl > cap)
+      return sink_fail(
+          p, HIPOBJ_E_BUFFER_TOO_SMALL,
+          "%" PRId64 " bytes do not fit the %" PRIu64 "-byte buffer", cl, cap);
+    /* A GET in one request learns its total here. */
+    if (cl >= 0 && p->number == 0)
+      hxctl_set_total(j->ctl, (uint64_t)cl);
+  }
+  if (n > cap - p->bytes)
+    return sink_fail(p, HIPOBJ_E_BUFFER_TOO_SMALL,
+                     "the object does not fit the %" PRIu64 "-byte buffer",
+                     cap);
+  if (p->stage) {
+    if (hstage_get_write(p->stage, p->bytes, data, n) != 0)
+      return sink_fail(p, HIPOBJ_E_IO, "%s", hstage_reason(p->stage));
+  } else {
+    memcpy((char *)j->mem->ptr + p->mem_off + p->bytes, data, n);
+  }
+  p->bytes += n;
+  return 0;
+}
+
+static int get_rewind(struct hreq *r) {
+  struct hpart *p = r->sink_ctx;
+  p->bytes = 0;
+  if (p->stage)
+    hstage_get_rewind(p->stage);
+  return 0;
+}
+
+/* The answer must say exactly which bytes it carries, and all of them must
+ * have arrived (and, staged, been copied). */
+static int get_check(struct hreq *r, struct hipobj_error *err) {
+  struct hpart *p = r->sink_ctx;
+  const struct s3_http_resp *resp = &r->xfer.resp;
+  if (p->stage && hstage_get_flush(p->stage) != 0)
+    return herr_set(err, HIPOBJ_E_IO, r->op_name, "%s",
+                    hstage_reason(p->stage));
+  if (resp->content_length >= 0 && (uint64_t)resp->content_length != p->bytes)
+    return herr_set(err, HIPOBJ_E_NETWORK, r->op_name,
+                    "received %" PRIu64 " bytes, Content-Length announced "
+                    "%" PRId64,
+                    p->bytes, resp->content_length);
+  if (resp->status == 206) {
+    uint64_t first, last, total;
+    if (hplan_parse_content_range(resp->content_range, &first, &last, &total) !=
+        0)
+      return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
+                      "206 answer with a bad Content-Range '%s'",
+                      resp->content_range);
+    if (!p->has_range || first != p->off || last - first + 1 != p->bytes ||
+        (p->range_len && last > p->off + p->range_len - 1))
+      return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
+                      "Content-Range '%s' does not match the requested range "
+                      "and the %" PRIu64 " bytes received",
+                      resp->content_range, p->bytes);
+    /* Every requested byte must be there: a 206 may stop early only at the
+     * object's end. A shorter answer, however honestly labelled, would
+     * leave a hole in the destination that nobody fills. */
+    uint64_t want_last = p->range_len ? p->off + p->range_len - 1 : UINT64_MAX;
+    if (total != UINT64_MAX && total - 1 < want_last)
+      want_last = total - 1;
+    if (last != want_last)
+      return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
+                      "short answer: Content-Range '%s' stops before the "
+                      "end of the requested range (%s)",
+                      resp->content_range, p->range_text);
+    p->object_size = total == UINT64_MAX ? 0 : total;
+    p->ranged_answer = 1;
+    return HIPOBJ_OK;
+  }
+  if (p->has_range && !(p->whole_ok && p->off == 0) &&
+      (p->off != 0 || (p->range_len && p->bytes > p->range_len)))
+    return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
+                    "the server ignored the Range header (answered %ld with "
+                    "the whole object)",
+                    resp->status);
+  p->ranged_answer = 0; /* the whole object came */
+  p->object_size = p->bytes;
+  return HIPOBJ_OK;
+}
+
+static void get_request(struct hpart *p) {
+  struct hjob *j = p->job;
+  struct hreq *r = &p->r;
+  hreq_init(r, j->c, p->name, "GET", j->bucket, j->key);
+  r->ctl = j->ctl;
+  if (p->has_range) {
+    hplan_range_header(p->off, p->range_len, p->range_text);
+    s3_request_header(&r->req, "range", p->range_text);
+  }
+  if (p->if_match && *p->if_match)
+    s3_request_header(&r->req, "if-match", p->if_match);
+  r->sink = get_sink;
+  r->sink_ctx = p;
+  r->before_attempt = get_rewind;
+  r->check = get_check;
+}
+
+/* ---- PUT and UploadPart -------------------------------------------------- */
+
+static int put_check(struct hreq *r, struct hipobj_error *err) {
+  struct hpart *p = r->sink_ctx;
+  if (p->nq && !r->xfer.resp.etag[0])
+    return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "answer has no ETag");
+  return HIPOBJ_OK;
+}
+
+static void put_request(struct hpart *p) {
+  struct hjob *j = p->job;
+  struct hreq *r = &p->r;
+  hreq_init(r, j->c, p->name, "PUT", j->bucket, j->key);
+  r->ctl = j->ctl;
+  for (size_t i = 0; i < p->nq; i++)
+    s3_request_param(&r->req, p->query[i].name, p->query[i].value);
+  /* No Content-Type unless asked: the server applies S3's default, the
+   * same as for an RDMA PUT, which cannot carry one. */
+  if (p->content_type)
+    s3_request_header(&r->req, "content-type", p->content_type);
+  r->body = (const char *)j->mem->ptr + p->mem_off;
+  r->body_len = p->len;
+  r->send_body = 1;
+  r->crc32c = p->crc32c;
+  r->sign_payload = p->sign;
+  r->sink_ctx = p; /* read back by put_check */
+  r->check = put_check;
+}
+
+/* ---- the paths ----------------------------------------------------------- */
+
+static void http_done(struct hreq *r, void *ctx) {
+  struct hpart *p = ctx;
+  p->status = r->status;
+  p->retries = r->retries;
+  if (r->status != HIPOBJ_OK)
+    p->err = r->err;
+  hstrlcpy(p->etag, r->xfer.resp.etag, sizeof p->etag);
+  if (p->is_put) {
+    p->bytes = r->status == HIPOBJ_OK ? p->len : 0;
+    if (r->crc32c)
+      hstrlcpy(p->crc32c_b64, r->crc32c_b64, sizeof p->crc32c_b64);
+    p->crc32c_confirmed = r->crc32c_confirmed;
+  }
+  hpart_done(p);
+}
+
+static int http_prepare(struct hpart *p) {
+  (void)p;
+  return HIPOBJ_OK;
+}
+
+static void http_start(struct hpart *p) {
+  if (p->is_put)
+    put_request(p);
+  else
+    get_request(p);
+  if (p->stage) {
+    if (p->is_put)
+      hstage_put_attach(p->stage, &p->r);
+  }
+  p->r.done = http_done;
+  p->r.done_ctx = p;
+  hreq_submit(&p->r); /* a failure to send completes through done too */
+}
+
+static void http_release(struct hpart *p) {
+  hstage_end(p->stage);
+  p->stage = NULL;
+  hreq_cleanup(&p->r);
+}
+
+/* Staged: the part's chunks are taken now, without waiting; an empty pool
+ * is HPATH_AGAIN and the scheduler comes back when chunks return. */
+static int staged_prepare(struct hpart *p) {
+  struct hjob *j = p->job;
+  struct hipobj_mem win = *j->mem;
+  int rc;
+  if (p->is_put) {
+    rc = hstage_put_begin(j->c, p->name, j->mem, p->mem_off, p->len, p->share,
+                          1, &p->stage, &p->err);
+  } else {
+    hmem_window(&win, j->mem, p->mem_off, p->len);
+    rc = hstage_get_begin(j->c, p->name, &win, 1, &p->stage, &p->err);
+  }
+  return rc == HSTAGE_AGAIN ? HPATH_AGAIN : rc;
+}
+
+const struct hpath hpath_http = {
+    .name = "http",
+    .id = HIPOBJ_PATH_HTTP,
+    .prepare = http_prepare,
+    .start = http_start,
+    .release = http_release,
+};
+
+const struct hpath hpath_http_staged = {
+    .name = "http-staged",
+    .id = HIPOBJ_PATH_HTTP_STAGED,
+    .prepare = staged_prepare,
+    .start = http_start,
+    .release = http_release,
+};
