@@ -11,7 +11,7 @@
  *   action=...     status:CODE[:S3Code] | delay:MS | drop | close:N |
  *                  short[:N] | corrupt[:OFFSET] | badxml | crash |
  *                  (corrupt: of the request body for uploads)
- *                  crash-after | rdma-decline | rdma-fail
+ *                  crash-after | rdma-decline | rdma-fail | partial[:N]
  * Every rule counts the requests of its operation on its own. Delays of all
  * firing rules add up; of the other actions the first firing rule wins. */
 #include <pthread.h>
@@ -73,6 +73,10 @@ static const char help_text[] =
     "      rdma-decline  decline RDMA (this build always does)\n"
     "      rdma-fail     fail the RDMA data phase (recorded; no RDMA engine "
     "yet)\n"
+    "      partial[:N]   a GetObject answered 206 (Range, partNumber)\n"
+    "                    carries N bytes (default: half) fewer at the end,\n"
+    "                    its Content-Range and Content-Length saying so;\n"
+    "                    the connection stays usable\n"
     "  Example: --faults 'op=GetObject,nth=1,action=status:503;"
     "op=PutObject,prob=0.1,action=delay:200'\n";
 
@@ -136,6 +140,7 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
       {"crash-after", FA_CRASH_AFTER, -1},
       {"rdma-decline", FA_RDMA_DECLINE, -1},
       {"rdma-fail", FA_RDMA_FAIL, -1},
+      {"partial", FA_PARTIAL, 0},
   };
   for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
     if (strlen(acts[i].name) != nlen || strncmp(acts[i].name, v, nlen))

@@ -125,6 +125,7 @@ enum fault_action {
   FA_CRASH_AFTER,  /* _exit() after the operation, before the answer */
   FA_RDMA_DECLINE, /* decline RDMA (what this build always does) */
   FA_RDMA_FAIL,    /* fail the RDMA data phase (no engine yet: recorded) */
+  FA_PARTIAL,      /* a 206 with fewer bytes than asked, honestly labelled */
   FA_DELAY,        /* only inside rules; delays add up in fault_hit */
 };
 

@@ -342,3 +342,44 @@ Test(faults, lost_complete_answer_is_retried) {
   cr_assert(strstr(res.etag, "-2\"") != NULL, "etag %s", res.etag);
   free(big);
 }
+
+/* A signed raw GET of "obj" with the headers given. */
+static struct sreq raw_get(const char *const *hdrs) {
+  return (struct sreq){
+      .method = "GET", .target = "/" T_BUCKET "/obj", .hdrs = hdrs};
+}
+
+Test(faults, partial_answer_is_honest_and_keeps_the_connection) {
+  start("op=GetObject,nth=1,action=partial:100;op=GetObject,nth=3,"
+        "action=partial",
+        NULL);
+  OK(put_obj(NULL));
+  char v[64];
+  struct http_resp a, b;
+  const char *h1[] = {"Range: bytes=1000-1999", NULL};
+  const char *h2[] = {"Range: bytes=0-9", NULL};
+  const char *h3[] = {"Range: bytes=100-299", NULL};
+  struct sreq q1 = raw_get(h1), q2 = raw_get(h2), q3 = raw_get(h3);
+  http_send_pair(srv.url, &q1, &q2, &a, &b);
+  /* 100 bytes fewer at the end, and the headers say exactly that. */
+  cr_assert_eq(a.status, 206, "status %d", a.status);
+  cr_assert_str_eq(resp_hdr(&a, "Content-Range", v, sizeof v),
+                   "bytes 1000-1899/65536");
+  cr_assert_str_eq(resp_hdr(&a, "Content-Length", v, sizeof v), "900");
+  cr_assert_eq(a.len, 900);
+  cr_assert_eq(memcmp(a.body, data + 1000, 900), 0);
+  /* Not a cut connection: the next request on it is answered. */
+  cr_assert_eq(b.status, 206, "second request on the connection: %d", b.status);
+  cr_assert_eq(b.len, 10);
+  cr_assert_eq(memcmp(b.body, data, 10), 0);
+  resp_free(&a);
+  resp_free(&b);
+  /* Without N: half the range is left out. */
+  http_send(srv.url, &q3, &a);
+  cr_assert_eq(a.status, 206);
+  cr_assert_str_eq(resp_hdr(&a, "Content-Range", v, sizeof v),
+                   "bytes 100-199/65536");
+  cr_assert_eq(a.len, 100);
+  cr_assert_eq(memcmp(a.body, data + 100, 100), 0);
+  resp_free(&a);
+}
