@@ -3,7 +3,8 @@
  * headers common to all answers (x-amz-request-id; on success the checksum
  * echoes of checksums.c), and the faults that
  * act on a response body (short body, closed connection, corrupted byte,
- * malformed XML, crash after the operation). */
+ * malformed XML, crash after the operation, an error body that never
+ * ends). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -239,4 +240,76 @@ enum MHD_Result srv_empty(struct req *r, int http) {
   return srv_queue(
       r, http,
       MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+}
+
+const char *srv_fault_code(const struct req *r) {
+  int st = r->fault.status;
+  return r->fault.code[0]         ? r->fault.code
+         : st == 503 || st == 429 ? "SlowDown"
+         : st == 500              ? "InternalError"
+                                  : "InjectedFault";
+}
+
+/* An error body that never ends: the start of an S3 error document, then
+ * padding inside an element that is never closed, produced as it is sent
+ * (nothing is buffered) and counted for the fault's rule. */
+struct endless_src {
+  struct server *srv;
+  uint64_t rule_id;
+  char head[600];
+  size_t head_len;
+  uint64_t sent;
+};
+
+static ssize_t endless_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  struct endless_src *e = cls;
+  if (e->srv->stopping)
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+  static const char pad[] = "endless error body (hipobj-server --faults) ";
+  size_t n = 0;
+  for (; n < max && pos + n < e->head_len; n++)
+    buf[n] = e->head[pos + n];
+  for (; n < max; n++)
+    buf[n] = pad[(pos + n - e->head_len) % (sizeof pad - 1)];
+  e->sent += n;
+  faults_add_sent(e->srv->faults, e->rule_id, n);
+  return (ssize_t)n;
+}
+
+static void endless_free(void *cls) {
+  struct endless_src *e = cls;
+  srv_log(e->srv, SLOG_INFO,
+          "fault: endless error body stopped after %llu "
+          "bytes",
+          (unsigned long long)e->sent);
+  free(e);
+}
+
+enum MHD_Result srv_endless(struct req *r) {
+  struct endless_src *e = calloc(1, sizeof *e);
+  if (!e)
+    return srv_error(r, 500, "InternalError", "out of memory");
+  e->srv = r->srv;
+  e->rule_id = r->fault.rule_id;
+  /* Code, Message and RequestId come first, complete: a client keeping
+   * the beginning of the body can still tell what the error was. */
+  int n = snprintf(e->head, sizeof e->head,
+                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>"
+                   "<Code>%s</Code><Message>Injected by hipobj-server "
+                   "--faults endless: this body never ends.</Message>"
+                   "<RequestId>%s</RequestId><Padding>",
+                   srv_fault_code(r), r->id);
+  e->head_len = n > 0 && (size_t)n < sizeof e->head ? (size_t)n : 0;
+  srv_log(r->srv, SLOG_INFO, "%s: fault: endless %d error body", r->id,
+          r->fault.status);
+  /* Unknown size: chunked, so the client cannot know when to stop. */
+  struct MHD_Response *resp = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 64 * 1024, endless_read, e, endless_free);
+  if (!resp) {
+    free(e);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, "Content-Type", "application/xml");
+  r->bytes_out = 0; /* unknown when logged; endless_free logs the count */
+  return srv_queue(r, r->fault.status, resp);
 }

@@ -383,3 +383,45 @@ Test(faults, partial_answer_is_honest_and_keeps_the_connection) {
   cr_assert_eq(memcmp(a.body, data + 100, 100), 0);
   resp_free(&a);
 }
+
+/* The sent=N count of the first rule whose text contains `rule`. */
+static unsigned long long sent_count(const char *rule) {
+  struct http_resp r;
+  http_send(srv.url,
+            &(struct sreq){.method = "GET", .target = "/.hipobj-admin/faults"},
+            &r);
+  const char *line = r.body ? strstr(r.body, rule) : NULL;
+  const char *s = line ? strstr(line, "sent=") : NULL;
+  cr_assert_not_null(s, "no sent= for '%s' in: %s", rule, r.body);
+  unsigned long long n = strtoull(s + 5, NULL, 10);
+  resp_free(&r);
+  return n;
+}
+
+Test(faults, endless_error_body_streams_and_is_counted) {
+  start("op=GetObject,action=endless;op=PutObject,action=endless:404", NULL);
+  /* Read 4 MiB of it, then hang up: it is still going. */
+  struct http_resp r;
+  struct sreq q = raw_get(NULL);
+  q.max_body = 4u << 20;
+  http_send(srv.url, &q, &r);
+  cr_assert_eq(r.status, 500);
+  cr_assert_geq(r.len, q.max_body);
+  cr_assert_not_null(strstr(r.body, "<Code>InternalError</Code>"));
+  cr_assert_null(strstr(r.body, "</Error>"));
+  resp_free(&r);
+  /* The server counted at least what was read: tests bound it with this. */
+  unsigned long long sent = sent_count("action=endless  #");
+  cr_assert_geq(sent, q.max_body, "sent=%llu", sent);
+  /* endless:CODE: that status; an unknown code is InjectedFault. */
+  q = (struct sreq){.method = "PUT",
+                    .target = "/" T_BUCKET "/obj",
+                    .body = "x",
+                    .len = 1,
+                    .max_body = 1000};
+  http_send(srv.url, &q, &r);
+  cr_assert_eq(r.status, 404);
+  cr_assert_not_null(strstr(r.body, "<Code>InjectedFault</Code>"));
+  resp_free(&r);
+  cr_assert_geq(sent_count("action=endless:404"), 1000);
+}
