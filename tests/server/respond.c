@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -302,6 +303,14 @@ enum MHD_Result srv_endless(struct req *r) {
   e->head_len = n > 0 && (size_t)n < sizeof e->head ? (size_t)n : 0;
   srv_log(r->srv, SLOG_INFO, "%s: fault: endless %d error body", r->id,
           r->fault.status);
+  /* A small send buffer, so that the count stays close to what the client
+   * read: on loopback the kernel would otherwise let megabytes wait in
+   * the socket when the client hangs up. */
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  int sndbuf = 64 * 1024;
+  if (ci)
+    setsockopt(ci->connect_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
   /* Unknown size: chunked, so the client cannot know when to stop. */
   struct MHD_Response *resp = MHD_create_response_from_callback(
       MHD_SIZE_UNKNOWN, 64 * 1024, endless_read, e, endless_free);
