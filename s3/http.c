@@ -174,7 +174,9 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
     x->resp.body_bytes += len;
     return len;
   }
-  size_t limit = x->body_limit ? x->body_limit : DEFAULT_BODY_LIMIT;
+  size_t limit = !ok             ? S3_HTTP_ERROR_BODY_LIMIT
+                 : x->body_limit ? x->body_limit
+                                 : DEFAULT_BODY_LIMIT;
   size_t room = x->resp.body.len < limit ? limit - x->resp.body.len : 0;
   if (ok && len > room) {
     /* A 2xx document larger than any S3 answer we parse: refuse rather
@@ -184,9 +186,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
              "response body exceeds %zu bytes", limit);
     return 0;
   }
-  /* Error bodies are kept up to the limit; the rest is read and dropped so
-   * the connection stays usable. */
-  if (hbuf_append(&x->resp.body, data, len < room ? len : room) != 0)
+  if (len > room) {
+    /* An error body longer than any error document: keep its beginning
+     * and end the transfer. Reading the rest to keep the connection would
+     * read forever from a server whose error body never ends; a fresh
+     * connection costs less than that risk. */
+    hbuf_append(&x->resp.body, data, room);
+    x->resp.body_bytes += room;
+    x->resp.error_body_cut = 1;
+    snprintf(x->resp.transport_msg, sizeof x->resp.transport_msg,
+             "error body exceeds %zu bytes", limit);
+    return 0;
+  }
+  if (hbuf_append(&x->resp.body, data, len) != 0)
     return 0;
   x->resp.body_bytes += len;
   return len;
@@ -372,7 +384,9 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
       hstrlcpy(r->transport_msg,
                p->errbuf[0] ? p->errbuf : curl_easy_strerror(code),
                sizeof r->transport_msg);
-    if (code != CURLE_OK)
+    /* A failed transfer has no answer, unless it was ended on purpose
+     * after the status of an error answer arrived. */
+    if (code != CURLE_OK && !r->error_body_cut)
       r->status = r->status >= 200 && r->status < 300 ? r->status : 0;
     curl_slist_free_all(p->headers);
     give_easy(h, p->easy);

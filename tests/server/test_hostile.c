@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "s3/http.h"
 
 static struct server_proc srv;
 static struct hipobj_client *cli;
@@ -177,4 +178,83 @@ Test(hostile, range_past_the_end_gets_exactly_the_existing_bytes) {
   cr_assert_eq(memcmp(got, data + MIB, BIG - MIB), 0);
   free(data);
   free(got);
+}
+
+/* ---- endless: an error body that never ends ----------------------------- */
+
+/* The sent=N count of the first fault rule containing `rule`. */
+static unsigned long long sent_count(const char *rule) {
+  struct http_resp r;
+  http_send(srv.url,
+            &(struct sreq){.method = "GET", .target = "/.hipobj-admin/faults"},
+            &r);
+  const char *line = r.body ? strstr(r.body, rule) : NULL;
+  const char *s = line ? strstr(line, "sent=") : NULL;
+  cr_assert_not_null(s, "no sent= for '%s' in: %s", rule, r.body);
+  unsigned long long n = strtoull(s + 5, NULL, 10);
+  resp_free(&r);
+  return n;
+}
+
+/* What the server may send of an endless body per attempt: the error
+ * body limit of s3/http.c, plus what sat in the socket buffers when the
+ * client hung up (the fault keeps the server's small; 0.3 to 0.5 MiB seen
+ * on loopback). Without the limit a client reads on until something else
+ * stops it: gigabytes. */
+#define ENDLESS_PER_ATTEMPT (S3_HTTP_ERROR_BODY_LIMIT + 2ull * MIB)
+
+/* Replaces cli with a client whose requests end after 10 s whatever
+ * happens: without the error body limit these tests then fail in
+ * 20 s (two attempts) instead of running until the suite's timeout. */
+static void deadline_client(void) {
+  struct hipobj_client_config cfg;
+  client_config(&cfg, srv.url, NULL, NULL, 2, 0);
+  cfg.request_timeout_ms = 10000;
+  hipobj_client_destroy(cli);
+  OK(hipobj_client_create(&cfg, &cli, err));
+}
+
+Test(hostile, endless_error_body_of_a_get_is_cut) {
+  start();
+  free(put_pattern(cli, "obj", 1000, 6));
+  deadline_client();
+  set_faults("op=GetObject,action=endless");
+  char got[1000];
+  struct hipobj_mem dst = hipobj_mem_host(got, sizeof got);
+  double t0 = mono_now();
+  int rc = hipobj_s3_get(cli, T_BUCKET, "obj", &dst, NULL, NULL, err);
+  double took = mono_now() - t0;
+  cr_assert_eq(rc, HIPOBJ_E_SERVER_ERROR, "rc %d: %s", rc,
+               hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_http_status(err), 500);
+  /* Parsed from the beginning that was kept. */
+  cr_assert_str_eq(hipobj_error_s3_code(err), "InternalError");
+  cr_assert_not_null(strstr(hipobj_error_message(err), "not read further"),
+                     "%s", hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_retries(err), 1, "2 attempts (max_attempts)");
+  /* Bounded, not forever: the two attempts take milliseconds. */
+  cr_assert(took < 30, "took %.1f s", took);
+  unsigned long long sent = sent_count("action=endless");
+  cr_assert_lt(sent, 2 * ENDLESS_PER_ATTEMPT, "the server sent %llu bytes",
+               sent);
+}
+
+Test(hostile, endless_error_body_of_a_put_is_cut) {
+  start();
+  deadline_client();
+  set_faults("op=PutObject,action=endless:503");
+  char data[64 * 1024];
+  fill_pattern(data, sizeof data, 7);
+  struct hipobj_mem src = hipobj_mem_host(data, sizeof data);
+  double t0 = mono_now();
+  int rc = hipobj_s3_put(cli, T_BUCKET, "obj", &src, NULL, NULL, err);
+  double took = mono_now() - t0;
+  cr_assert_eq(rc, HIPOBJ_E_THROTTLED, "rc %d: %s", rc,
+               hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_http_status(err), 503);
+  cr_assert_str_eq(hipobj_error_s3_code(err), "SlowDown");
+  cr_assert(took < 30, "took %.1f s", took);
+  unsigned long long sent = sent_count("action=endless:503");
+  cr_assert_lt(sent, 2 * ENDLESS_PER_ATTEMPT, "the server sent %llu bytes",
+               sent);
 }
