@@ -12,7 +12,7 @@
  *                  short[:N] | corrupt[:OFFSET] | badxml | crash |
  *                  (corrupt: of the request body for uploads)
  *                  crash-after | rdma-decline | rdma-fail | partial[:N] |
- *                  endless[:CODE]
+ *                  endless[:CODE] | drip:BPS
  * Every rule counts the requests of its operation on its own. Delays of all
  * firing rules add up; of the other actions the first firing rule wins. */
 #include <pthread.h>
@@ -82,6 +82,9 @@ static const char help_text[] =
     "      endless[:CODE] answer an S3 error (default 500) whose XML body\n"
     "                    never ends, until the client disconnects; the\n"
     "                    bytes sent show as sent=N in the admin GET\n"
+    "      drip:BPS      send the answer body at BPS bytes per second\n"
+    "                    (headers and first byte at once); the connection\n"
+    "                    is suspended in between, blocking no thread\n"
     "  Example: --faults 'op=GetObject,nth=1,action=status:503;"
     "op=PutObject,prob=0.1,action=delay:200'\n";
 
@@ -147,6 +150,7 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
       {"rdma-fail", FA_RDMA_FAIL, -1},
       {"partial", FA_PARTIAL, 0},
       {"endless", FA_ENDLESS, 0},
+      {"drip", FA_DRIP, 1},
   };
   for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
     if (strlen(acts[i].name) != nlen || strncmp(acts[i].name, v, nlen))
@@ -194,6 +198,10 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
         return -1;
       }
       a->status = (int)a->arg;
+    }
+    if (a->action == FA_DRIP && (a->arg < 1 || a->arg > 1000000000)) {
+      hbuf_printf(why, "drip:%s: 1 to 1000000000 bytes per second", arg);
+      return -1;
     }
     if (a->action == FA_DELAY) {
       if (a->arg > 600000) {

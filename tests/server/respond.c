@@ -4,7 +4,7 @@
  * echoes of checksums.c), and the faults that
  * act on a response body (short body, closed connection, corrupted byte,
  * malformed XML, crash after the operation, an error body that never
- * ends). */
+ * ends, a body dripping a few bytes per second). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +22,33 @@ struct body_src {
   uint64_t limit;
   int corrupt;
   uint64_t corrupt_at;
+  /* drip: bytes per second, the connection and when the body started */
+  uint64_t drip_bps;
+  struct MHD_Connection *conn;
+  struct server *srv;
+  double t0;
 };
+
+/* How many bytes a dripping body may send from pos on: the first at once,
+ * then drip_bps per second. With none due yet the connection is suspended
+ * until the next few are (no thread sleeps; delay.c resumes it) and 0 is
+ * returned, which libmicrohttpd allows only with the connection
+ * suspended. */
+static uint64_t drip_allowed(struct body_src *s, uint64_t pos) {
+  double now = srv_now();
+  if (pos == 0)
+    s->t0 = now;
+  uint64_t due = 1 + (uint64_t)((now - s->t0) * (double)s->drip_bps);
+  if (due > pos)
+    return due - pos;
+  /* Wake for a twentieth of a second's worth, not for every byte. */
+  uint64_t step = s->drip_bps / 20 ? s->drip_bps / 20 : 1;
+  double at = s->t0 + (double)(pos + step - 1) / (double)s->drip_bps;
+  double ms = (at - now) * 1000.0;
+  MHD_suspend_connection(s->conn);
+  delayer_add(s->srv->delayer, s->conn, ms < 1 ? 1u : (unsigned)ms + 1);
+  return 0;
+}
 
 static ssize_t src_read(void *cls, uint64_t pos, char *buf, size_t max) {
   struct body_src *s = cls;
@@ -32,6 +58,13 @@ static ssize_t src_read(void *cls, uint64_t pos, char *buf, size_t max) {
   uint64_t want = s->limit - pos;
   if (want > max)
     want = max;
+  if (s->drip_bps) {
+    uint64_t allowed = drip_allowed(s, pos);
+    if (!allowed)
+      return 0;
+    if (want > allowed)
+      want = allowed;
+  }
   ssize_t n;
   if (s->mem) {
     memcpy(buf, s->mem + pos, (size_t)want);
@@ -63,6 +96,7 @@ static int body_fault(const struct req *r) {
   case FA_CORRUPT:
     return !r->fault_on_request; /* the request's body took the fault */
   case FA_SHORT:
+  case FA_DRIP:
     return 1;
   default:
     return 0;
@@ -96,12 +130,22 @@ static struct MHD_Response *faulty_body(struct req *r, int fd, char *mem,
     s->corrupt = len > 0;
     s->corrupt_at = r->fault.has_arg ? (arg < len ? arg : len - 1) : len / 2;
     break;
+  case FA_DRIP:
+    s->drip_bps = arg;
+    s->conn = r->conn;
+    s->srv = r->srv;
+    break;
   default:
     break;
   }
+  char how[64] = "";
+  if (s->corrupt)
+    snprintf(how, sizeof how, ", one byte corrupted");
+  else if (s->drip_bps)
+    snprintf(how, sizeof how, ", at %llu bytes/s",
+             (unsigned long long)s->drip_bps);
   srv_log(r->srv, SLOG_INFO, "%s: fault: body of %llu bytes, %llu sent%s",
-          r->id, (unsigned long long)len, (unsigned long long)s->limit,
-          s->corrupt ? ", one byte corrupted" : "");
+          r->id, (unsigned long long)len, (unsigned long long)s->limit, how);
   r->bytes_out = s->limit;
   struct MHD_Response *resp =
       MHD_create_response_from_callback(len, 64 * 1024, src_read, s, src_free);

@@ -425,3 +425,25 @@ Test(faults, endless_error_body_streams_and_is_counted) {
   resp_free(&r);
   cr_assert_geq(sent_count("action=endless:404"), 1000);
 }
+
+Test(faults, drip_paces_the_body_without_blocking_others) {
+  /* One worker thread: a handler sleeping between bytes would stall
+   * everybody. 64 KiB at 16 KiB/s: four seconds. */
+  start("op=GetObject,nth=1,action=drip:16384", "1");
+  OK(put_obj(NULL));
+  pthread_t t;
+  struct timed slow = {0};
+  double t0 = mono_now();
+  pthread_create(&t, NULL, slow_get, &slow);
+  usleep(200000);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "obj", &info, err));
+  double head_done = mono_now() - t0;
+  pthread_join(t, NULL);
+  cr_assert_eq(slow.rc, HIPOBJ_OK);
+  /* The pace is the server's: it cannot be faster than (n - 1) / BPS. */
+  cr_assert(slow.seconds >= 3.9, "dripped GET took %.3f s", slow.seconds);
+  cr_assert(head_done < slow.seconds,
+            "HEAD done after %.3f s, behind the dripping GET (%.3f s)",
+            head_done, slow.seconds);
+}
