@@ -12,7 +12,7 @@
  *                  short[:N] | corrupt[:OFFSET] | badxml | crash |
  *                  (corrupt: of the request body for uploads)
  *                  crash-after | rdma-decline | rdma-fail | partial[:N] |
- *                  endless[:CODE] | drip:BPS
+ *                  endless[:CODE] | drip:BPS | repeat-token[:N]
  * Every rule counts the requests of its operation on its own. Delays of all
  * firing rules add up; of the other actions the first firing rule wins. */
 #include <pthread.h>
@@ -85,6 +85,11 @@ static const char help_text[] =
     "      drip:BPS      send the answer body at BPS bytes per second\n"
     "                    (headers and first byte at once); the connection\n"
     "                    is suspended in between, blocking no thread\n"
+    "      repeat-token[:N] listings never end: ListObjectsV2 (v1) is\n"
+    "                    truncated with the continuation-token (marker) it\n"
+    "                    was sent as the next one, a fixed one on the first\n"
+    "                    page; with N > 1 the next of a cycle of N fixed\n"
+    "                    ones. ListParts: NextPartNumberMarker = the marker\n"
     "  Example: --faults 'op=GetObject,nth=1,action=status:503;"
     "op=PutObject,prob=0.1,action=delay:200'\n";
 
@@ -151,6 +156,7 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
       {"partial", FA_PARTIAL, 0},
       {"endless", FA_ENDLESS, 0},
       {"drip", FA_DRIP, 1},
+      {"repeat-token", FA_REPEAT_TOKEN, 0},
   };
   for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
     if (strlen(acts[i].name) != nlen || strncmp(acts[i].name, v, nlen))
@@ -201,6 +207,10 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
     }
     if (a->action == FA_DRIP && (a->arg < 1 || a->arg > 1000000000)) {
       hbuf_printf(why, "drip:%s: 1 to 1000000000 bytes per second", arg);
+      return -1;
+    }
+    if (a->action == FA_REPEAT_TOKEN && (a->arg < 1 || a->arg > 100000)) {
+      hbuf_printf(why, "repeat-token:%s: a cycle of 1 to 100000 tokens", arg);
       return -1;
     }
     if (a->action == FA_DELAY) {

@@ -126,6 +126,7 @@ enum fault_action {
   FA_RDMA_DECLINE, /* decline RDMA (what this build always does) */
   FA_RDMA_FAIL,    /* fail the RDMA data phase (no engine yet: recorded) */
   FA_PARTIAL,      /* a 206 with fewer bytes than asked, honestly labelled */
+  FA_REPEAT_TOKEN, /* a listing that never ends: its tokens come back */
   FA_ENDLESS,      /* an error answer whose body never ends */
   FA_DRIP,         /* the answer body at arg bytes per second */
   FA_DELAY,        /* only inside rules; delays add up in fault_hit */

@@ -447,3 +447,50 @@ Test(faults, drip_paces_the_body_without_blocking_others) {
             "HEAD done after %.3f s, behind the dripping GET (%.3f s)",
             head_done, slow.seconds);
 }
+
+/* A signed raw GET of target, its answer's <el> text copied to out. */
+static void list_el(const char *target, const char *el, char *out, size_t n) {
+  struct http_resp r;
+  http_send(srv.url, &(struct sreq){.method = "GET", .target = target}, &r);
+  cr_assert_eq(r.status, 200, "%s: %d %s", target, r.status, r.body);
+  cr_assert_str_eq(xml_text(&r, "IsTruncated"), "true", "%s", r.body);
+  snprintf(out, n, "%s", xml_text(&r, el));
+  resp_free(&r);
+}
+
+Test(faults, repeat_token_listings_never_end) {
+  start("op=ListObjectsV2,action=repeat-token;op=ListObjects,"
+        "action=repeat-token:2;op=ListParts,action=repeat-token",
+        NULL);
+  OK(put_obj(NULL));
+  char tok[256], again[256], target[512];
+  /* v2: a fixed token on the first page, then the one sent. */
+  list_el("/" T_BUCKET "?list-type=2", "NextContinuationToken", tok,
+          sizeof tok);
+  cr_assert_neq(tok[0], '\0');
+  snprintf(target, sizeof target,
+           "/" T_BUCKET "?list-type=2&"
+           "continuation-token=%s",
+           tok);
+  list_el(target, "NextContinuationToken", again, sizeof again);
+  cr_assert_str_eq(again, tok);
+  /* v1 with a cycle of two markers: 1, 2, 1. */
+  list_el("/" T_BUCKET, "NextMarker", tok, sizeof tok);
+  cr_assert_str_eq(tok, "hipobj-repeat-token-1");
+  list_el("/" T_BUCKET "?marker=hipobj-repeat-token-1", "NextMarker", tok,
+          sizeof tok);
+  cr_assert_str_eq(tok, "hipobj-repeat-token-2");
+  list_el("/" T_BUCKET "?marker=hipobj-repeat-token-2", "NextMarker", tok,
+          sizeof tok);
+  cr_assert_str_eq(tok, "hipobj-repeat-token-1");
+  /* ListParts: the marker sent comes back. */
+  struct hipobj_mpu *mpu = NULL;
+  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "mp", NULL, &mpu, err));
+  snprintf(target, sizeof target,
+           "/" T_BUCKET "/mp?uploadId=%s&"
+           "part-number-marker=3",
+           hipobj_mpu_upload_id(mpu));
+  list_el(target, "NextPartNumberMarker", tok, sizeof tok);
+  cr_assert_str_eq(tok, "3");
+  hipobj_mpu_free(mpu);
+}
