@@ -271,6 +271,18 @@ static void give_easy(struct worker *h, CURL *e) {
   h->idle[h->n_idle++] = e;
 }
 
+/* Stall detection: libcurl counts the low-speed window in whole seconds. */
+static unsigned low_speed(const struct s3_http *h,
+                          const struct s3_http_xfer *x) {
+  unsigned v = x->low_speed_bytes_per_s ? x->low_speed_bytes_per_s
+                                        : h->cfg.low_speed_bytes_per_s;
+  return v ? v : 1;
+}
+
+static unsigned stall_seconds(const struct s3_http *h) {
+  return (h->cfg.stall_timeout_ms + 999) / 1000;
+}
+
 static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
                       struct xfer_priv *p) {
   CURL *e = p->easy;
@@ -335,9 +347,8 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
   else if (c->request_timeout_ms)
     SET(CURLOPT_TIMEOUT_MS, (long)c->request_timeout_ms);
   if (c->stall_timeout_ms) {
-    long secs = (long)((c->stall_timeout_ms + 999) / 1000);
-    SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
-    SET(CURLOPT_LOW_SPEED_TIME, secs);
+    SET(CURLOPT_LOW_SPEED_LIMIT, (long)low_speed(h, x));
+    SET(CURLOPT_LOW_SPEED_TIME, (long)stall_seconds(h));
   }
   SET(CURLOPT_SSL_VERIFYPEER, c->tls_skip_verify ? 0L : 1L);
   SET(CURLOPT_SSL_VERIFYHOST, c->tls_skip_verify ? 0L : 2L);
@@ -380,6 +391,14 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
   if (p) {
     curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &r->status);
     r->transport_code = (int)code;
+    /* libcurl reports the stall detection as a timeout too: say which
+     * rule ended the transfer, in the terms of the configuration. */
+    if (code == CURLE_OPERATION_TIMEDOUT && h->h->cfg.stall_timeout_ms &&
+        strstr(p->errbuf, "too slow"))
+      snprintf(r->transport_msg, sizeof r->transport_msg,
+               "transfer slower than %u bytes/s for %u s (stall detection: "
+               "low_speed_bytes_per_s, stall_timeout_ms)",
+               low_speed(h->h, x), stall_seconds(h->h));
     if (code != CURLE_OK && !r->transport_msg[0])
       hstrlcpy(r->transport_msg,
                p->errbuf[0] ? p->errbuf : curl_easy_strerror(code),

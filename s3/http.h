@@ -16,10 +16,11 @@ struct s3_http;
 
 struct s3_http_config {
   unsigned connect_timeout_ms;
-  unsigned request_timeout_ms; /* 0: none */
-  unsigned stall_timeout_ms;   /* abort when < 1 byte/s for this long */
-  unsigned max_connections;    /* in all, shared out among the workers */
-  unsigned io_threads;         /* workers; 0: 1 */
+  unsigned request_timeout_ms;    /* 0: none */
+  unsigned stall_timeout_ms;      /* abort when below the low speed ... */
+  unsigned low_speed_bytes_per_s; /* ... for this long; 0: 1 byte/s */
+  unsigned max_connections;       /* in all, shared out among the workers */
+  unsigned io_threads;            /* workers; 0: 1 */
   int tls_skip_verify;
   const char *ca_bundle;
   const struct hlog *log;
@@ -97,6 +98,8 @@ struct s3_http_xfer {
    * requests: READY holds its connection through the data phase). */
   int dedicated_connection;
   unsigned timeout_ms; /* whole-transfer limit; 0: the engine's */
+  /* Stall detection floor of this transfer; 0: the engine's. */
+  unsigned low_speed_bytes_per_s;
   /* result */
   struct s3_http_resp resp;
   /* private to the engine */

@@ -408,6 +408,10 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   cc.r.send_body = 1;
   cc.r.sign_payload = HREQ_SIGN_ALWAYS;
   cc.r.check = complete_check;
+  /* S3 may take minutes to assemble a large upload, sending only a space
+   * now and then to keep the connection: below the client's low speed,
+   * but not stalled. */
+  cc.r.low_speed_bytes_per_s = 1;
   rc = hreq_run(&cc.r, err);
   if (rc == HIPOBJ_OK && !cc.etag[0]) {
     pthread_mutex_lock(&m->lock);

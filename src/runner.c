@@ -373,6 +373,7 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   x->done_ctx = r;
   x->cancel_ref = r->ctl ? &r->ctl->cancel : NULL;
   x->timeout_ms = r->timeout_ms;
+  x->low_speed_bytes_per_s = r->low_speed_bytes_per_s;
   x->progress = r->ctl && r->ctl->progress ? on_progress : NULL;
   x->progress_ctx = r;
   if (s3_http_submit(c->http, x, delay_ms) != 0) {

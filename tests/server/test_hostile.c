@@ -258,3 +258,103 @@ Test(hostile, endless_error_body_of_a_put_is_cut) {
   cr_assert_lt(sent, 2 * ENDLESS_PER_ATTEMPT, "the server sent %llu bytes",
                sent);
 }
+
+/* ---- drip: a body at a few bytes per second ----------------------------- */
+
+/* A client that gives up on a transfer slower than low_speed bytes/s (0:
+ * the default) for 2 s, without retrying; its 20 s request deadline is
+ * only a backstop, so that a broken stall detection fails the test
+ * quickly instead of hanging it. */
+static struct hipobj_client *stall_client(unsigned low_speed) {
+  struct hipobj_client_config cfg;
+  client_config(&cfg, srv.url, NULL, NULL, 1, 0);
+  cfg.stall_timeout_ms = 2000;
+  cfg.request_timeout_ms = 20000;
+  cfg.low_speed_bytes_per_s = low_speed;
+  struct hipobj_client *c = NULL;
+  OK(hipobj_client_create(&cfg, &c, err));
+  return c;
+}
+
+/* GETs key whole into a fresh buffer of n bytes, compared with want when
+ * it succeeds; returns the status and, in *took, the seconds it took. */
+static int timed_get(struct hipobj_client *c, const char *key, const char *want,
+                     size_t n, double *took) {
+  char *got = calloc(1, n);
+  struct hipobj_mem dst = hipobj_mem_host(got, n);
+  double t0 = mono_now();
+  int rc = hipobj_s3_get(c, T_BUCKET, key, &dst, NULL, NULL, err);
+  *took = mono_now() - t0;
+  if (rc == HIPOBJ_OK)
+    cr_assert_eq(memcmp(got, want, n), 0, "%s: the bytes differ", key);
+  free(got);
+  return rc;
+}
+
+Test(hostile, drip_below_the_low_speed_times_out) {
+  start();
+  free(put_pattern(cli, "obj", 64 * 1024, 8));
+  set_faults("op=GetObject,action=drip:2");
+  struct hipobj_client *c = stall_client(0);
+  double took;
+  int rc = timed_get(c, "obj", NULL, 64 * 1024, &took);
+  cr_assert_eq(rc, HIPOBJ_E_TIMEOUT, "rc %d: %s", rc,
+               hipobj_error_message(err));
+  /* The stall detection ended it, and says so in the configuration's
+   * terms; not the 20 s backstop. */
+  const char *m = hipobj_error_message(err);
+  cr_assert(strstr(m, "slower than 1024 bytes/s for 2 s"), "%s", m);
+  /* Bounded, not forever: 2 s of slowness plus libcurl's 5 s average. */
+  cr_assert(took < 15, "took %.1f s", took);
+  hipobj_client_destroy(c);
+}
+
+Test(hostile, healthy_transfers_do_not_trip_the_low_speed) {
+  start();
+  char *data = put_pattern(cli, "big", BIG, 9);
+  struct hipobj_client *c = stall_client(0);
+  double took;
+  /* Parts and a single request, both well above 1 KiB/s. */
+  OK(timed_get(c, "big", data, BIG, &took));
+  struct hipobj_mem src = hipobj_mem_host(data, BIG);
+  OK(hipobj_s3_put(c, T_BUCKET, "copy", &src, NULL, NULL, err));
+  OK(timed_get(c, "copy", data, BIG, &took));
+  hipobj_client_destroy(c);
+  free(data);
+}
+
+Test(hostile, low_speed_floor_is_configurable) {
+  start();
+  /* 150 bytes at 50 B/s: 3 s below 1 KiB/s, longer than the 2 s window. */
+  char *data = put_pattern(cli, "obj", 150, 10);
+  set_faults("op=GetObject,action=drip:50");
+  struct hipobj_client *strict = stall_client(0), *lenient = stall_client(1);
+  double took;
+  int rc = timed_get(strict, "obj", data, 150, &took);
+  cr_assert_eq(rc, HIPOBJ_E_TIMEOUT, "the default floor: rc %d: %s", rc,
+               hipobj_error_message(err));
+  OK(timed_get(lenient, "obj", data, 150, &took));
+  hipobj_client_destroy(strict);
+  hipobj_client_destroy(lenient);
+  free(data);
+}
+
+Test(hostile, complete_keeps_a_floor_of_one_byte_per_second) {
+  start();
+  /* A server thinking over CompleteMultipartUpload, its answer trickling
+   * (as S3's whitespace keep-alives do): about 3 s at 100 B/s, below the
+   * client's 1 KiB/s for longer than its 2 s window. */
+  set_faults("op=CompleteMultipartUpload,action=drip:100");
+  struct hipobj_client *c = stall_client(0);
+  size_t n = 5 * MIB + 1;
+  char *data = malloc(n);
+  fill_pattern(data, n, 11);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
+  po.part_size = 5 * MIB;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_put(c, T_BUCKET, "mp", &src, &po, &res, err));
+  cr_assert_eq(res.parts, 2);
+  hipobj_client_destroy(c);
+  free(data);
+}
