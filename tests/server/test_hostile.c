@@ -358,3 +358,57 @@ Test(hostile, complete_keeps_a_floor_of_one_byte_per_second) {
   hipobj_client_destroy(c);
   free(data);
 }
+
+/* ---- repeat-token: listings that never end ------------------------------ */
+
+Test(hostile, list_token_that_comes_back_is_an_error) {
+  start();
+  free(put_pattern(cli, "a", 10, 12));
+  set_faults("op=ListObjectsV2,action=repeat-token");
+  struct hipobj_list_opts lo = HIPOBJ_LIST_OPTS_INIT;
+  struct hipobj_list_page *p = NULL;
+  /* The first page is truncated with a token: nothing wrong yet. */
+  OK(hipobj_s3_list(cli, T_BUCKET, &lo, &p, err));
+  cr_assert_eq(hipobj_list_page_count(p), 1);
+  cr_assert_not_null(hipobj_list_page_next_token(p));
+  char *tok = strdup(hipobj_list_page_next_token(p));
+  hipobj_list_page_free(p);
+  /* Following it gives it back: every caller that follows tokens would
+   * loop, so the library says so. */
+  lo.continuation_token = tok;
+  p = NULL;
+  int rc = hipobj_s3_list(cli, T_BUCKET, &lo, &p, err);
+  cr_assert_eq(rc, HIPOBJ_E_PROTOCOL, "rc %d: %s", rc,
+               hipobj_error_message(err));
+  cr_assert_null(p);
+  const char *m = hipobj_error_message(err);
+  char head[25];
+  snprintf(head, sizeof head, "%s", tok);
+  cr_assert(strstr(m, "never end") && strstr(m, head), "%s", m);
+  free(tok);
+}
+
+Test(hostile, list_parts_that_does_not_move_on_is_an_error) {
+  start();
+  struct hipobj_mpu *mpu = NULL, *again = NULL;
+  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "mp", NULL, &mpu, err));
+  char part[1000];
+  fill_pattern(part, sizeof part, 13);
+  struct hipobj_mem src = hipobj_mem_host(part, sizeof part);
+  for (unsigned i = 1; i <= 2; i++)
+    OK(hipobj_s3_mpu_upload_part(mpu, i, &src, NULL, err));
+  OK(hipobj_mpu_open(cli, T_BUCKET, "mp", hipobj_mpu_upload_id(mpu), &again,
+                     err));
+  OK(hipobj_s3_mpu_list_parts(again, err));
+  cr_assert_eq(hipobj_mpu_part_count(again), 2);
+  /* Truncated answers whose marker never moves: an error, not a part
+   * list that silently stops (or loops). */
+  set_faults("op=ListParts,action=repeat-token");
+  int rc = hipobj_s3_mpu_list_parts(again, err);
+  cr_assert_eq(rc, HIPOBJ_E_PROTOCOL, "rc %d: %s", rc,
+               hipobj_error_message(err));
+  cr_assert_not_null(strstr(hipobj_error_message(err), "does not move past"),
+                     "%s", hipobj_error_message(err));
+  hipobj_mpu_free(again);
+  hipobj_mpu_free(mpu);
+}
