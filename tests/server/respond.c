@@ -59,6 +59,8 @@ static ssize_t src_read(void *cls, uint64_t pos, char *buf, size_t max) {
   if (want > max)
     want = max;
   if (s->drip_bps) {
+    if (s->srv->stopping)
+      return MHD_CONTENT_READER_END_WITH_ERROR; /* no more pauses */
     uint64_t allowed = drip_allowed(s, pos);
     if (!allowed)
       return 0;

@@ -287,9 +287,11 @@ int chunk_feed(struct req *r, struct chunk_dec *d, const char *data, size_t n,
                int (*emit)(struct req *, const char *, size_t));
 int chunk_complete(const struct chunk_dec *d);
 
-/* delay.c: suspends a connection and resumes it after ms. */
+/* delay.c: suspends a connection and resumes it after ms. Stop resumes
+ * them all (and later additions at once); free after the daemon stopped. */
 struct delayer *delayer_start(void);
 void delayer_stop(struct delayer *d);
+void delayer_free(struct delayer *d);
 void delayer_add(struct delayer *d, struct MHD_Connection *c, unsigned ms);
 
 /* faults.c */
