@@ -81,6 +81,67 @@ static void print_page(const struct cli *c, const struct hipobj_list_page *pg,
   }
 }
 
+/* The continuation tokens a listing has followed: a server that sends one
+ * again would have it list the same pages forever (a token that comes
+ * straight back is caught by the library; this catches longer cycles).
+ * An open-addressing set of copies, grown at half load: memory in
+ * proportion to the pages listed. */
+struct token_set {
+  char **slot;
+  size_t cap, n;
+};
+
+static uint64_t token_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* 1 when t was there already, 0 when added, -1 when out of memory. */
+static int token_seen(struct token_set *ts, const char *t) {
+  if (2 * (ts->n + 1) > ts->cap) {
+    size_t cap = ts->cap ? 2 * ts->cap : 64;
+    char **slot = calloc(cap, sizeof *slot);
+    if (!slot)
+      return -1;
+    for (size_t i = 0; i < ts->cap; i++) {
+      if (!ts->slot[i])
+        continue;
+      size_t j = token_hash(ts->slot[i]) & (cap - 1);
+      while (slot[j])
+        j = (j + 1) & (cap - 1);
+      slot[j] = ts->slot[i];
+    }
+    free(ts->slot);
+    ts->slot = slot;
+    ts->cap = cap;
+  }
+  size_t j = token_hash(t) & (ts->cap - 1);
+  for (; ts->slot[j]; j = (j + 1) & (ts->cap - 1))
+    if (!strcmp(ts->slot[j], t))
+      return 1;
+  if (!(ts->slot[j] = strdup(t)))
+    return -1;
+  ts->n++;
+  return 0;
+}
+
+static void token_set_free(struct token_set *ts) {
+  for (size_t i = 0; i < ts->cap; i++)
+    free(ts->slot[i]);
+  free(ts->slot);
+}
+
+/* A token for a message: opaque and possibly long, so its two ends. */
+static void short_token(const char *t, char out[48]) {
+  size_t n = strlen(t);
+  if (n <= 40)
+    snprintf(out, 48, "%s", t);
+  else
+    snprintf(out, 48, "%.24s...%s", t, t + n - 12);
+}
+
 int cmd_ls(struct cli *c, int argc, char **argv) {
   struct location loc;
   int rc = one_s3_arg("ls", argc, argv, -1, &loc);
@@ -98,7 +159,8 @@ int cmd_ls(struct cli *c, int argc, char **argv) {
   opts.prefix = *loc.key ? loc.key : NULL;
   opts.delimiter = c->recursive ? NULL : "/";
   char *token = NULL;
-  for (;;) {
+  struct token_set seen = {NULL, 0, 0};
+  for (size_t page = 1;; page++) {
     struct hipobj_list_page *pg = NULL;
     opts.continuation_token = token;
     if (hipobj_s3_list(c->client, loc.bucket, &opts, &pg, c->err) !=
@@ -111,8 +173,18 @@ int cmd_ls(struct cli *c, int argc, char **argv) {
     free(token);
     token = next ? strdup(next) : NULL;
     hipobj_list_page_free(pg);
-    if (next && !token) {
+    int again = token ? token_seen(&seen, token) : 0;
+    if ((next && !token) || again < 0) {
       rc = report_errno(loc.arg, ENOMEM);
+      break;
+    }
+    if (again) {
+      char shown[48];
+      short_token(token, shown);
+      rc = report_msg(loc.arg,
+                      "the server sent continuation token '%s' again after "
+                      "page %zu: the listing would never end",
+                      shown, page);
       break;
     }
     /* Stop listing a huge bucket once nobody reads the output. */
@@ -124,6 +196,7 @@ int cmd_ls(struct cli *c, int argc, char **argv) {
       break;
   }
   free(token);
+  token_set_free(&seen);
   loc_free(&loc);
   return rc;
 }

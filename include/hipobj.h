@@ -393,10 +393,17 @@ struct hipobj_client_config {
                                   verify). */
   const char *ca_bundle;       /**< CA file; NULL: the system store. */
   unsigned connect_timeout_ms; /**< Default 10000. */
-  unsigned request_timeout_ms; /**< Whole-request limit; 0: none (a stall
-                                  detector still applies). */
-  unsigned stall_timeout_ms;   /**< Abort when no byte moves for this long;
-                                  default 30000. */
+  unsigned request_timeout_ms; /**< Deadline of each attempt of a request
+                                  (connect to last byte); default 0: none,
+                                  so a slow but moving transfer may run
+                                  as long as it keeps above
+                                  low_speed_bytes_per_s. */
+  unsigned stall_timeout_ms;   /**< Stall detection: abort an attempt whose
+                                  transfer rate stays below
+                                  low_speed_bytes_per_s for this long
+                                  (rounded up to whole seconds);
+                                  HIPOBJ_E_TIMEOUT, retried. Default
+                                  30000. */
   unsigned max_attempts; /**< Attempts per request incl. the first; default 4; 1
                             = no retry. */
   unsigned retry_base_ms; /**< First backoff step; default 100 (capped at 20 s,
@@ -442,6 +449,14 @@ struct hipobj_client_config {
    *  process may use (its affinity mask, cut by a cgroup CPU quota such as
    *  a container's limit), 1 to 8; at most 64. */
   unsigned io_threads;
+  /** Stall detection: an attempt whose transfer rate (either direction)
+   *  stays below this many bytes per second for stall_timeout_ms fails with
+   *  HIPOBJ_E_TIMEOUT naming the rate and the window. Default:
+   *  HIPOBJ_LOW_SPEED (a size such as "1KiB"), else 1024; at most 1 GiB.
+   *  CompleteMultipartUpload keeps a floor of 1 byte/s whatever is set:
+   *  S3 may think for minutes there, sending only whitespace to keep the
+   *  connection alive. (Appended last: struct_size keeps older callers.) */
+  unsigned low_speed_bytes_per_s;
 };
 
 /** Initialiser for struct hipobj_client_config. */

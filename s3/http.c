@@ -174,7 +174,9 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
     x->resp.body_bytes += len;
     return len;
   }
-  size_t limit = x->body_limit ? x->body_limit : DEFAULT_BODY_LIMIT;
+  size_t limit = !ok             ? S3_HTTP_ERROR_BODY_LIMIT
+                 : x->body_limit ? x->body_limit
+                                 : DEFAULT_BODY_LIMIT;
   size_t room = x->resp.body.len < limit ? limit - x->resp.body.len : 0;
   if (ok && len > room) {
     /* A 2xx document larger than any S3 answer we parse: refuse rather
@@ -184,9 +186,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
              "response body exceeds %zu bytes", limit);
     return 0;
   }
-  /* Error bodies are kept up to the limit; the rest is read and dropped so
-   * the connection stays usable. */
-  if (hbuf_append(&x->resp.body, data, len < room ? len : room) != 0)
+  if (len > room) {
+    /* An error body longer than any error document: keep its beginning
+     * and end the transfer. Reading the rest to keep the connection would
+     * read forever from a server whose error body never ends; a fresh
+     * connection costs less than that risk. */
+    hbuf_append(&x->resp.body, data, room);
+    x->resp.body_bytes += room;
+    x->resp.error_body_cut = 1;
+    snprintf(x->resp.transport_msg, sizeof x->resp.transport_msg,
+             "error body exceeds %zu bytes", limit);
+    return 0;
+  }
+  if (hbuf_append(&x->resp.body, data, len) != 0)
     return 0;
   x->resp.body_bytes += len;
   return len;
@@ -259,6 +271,18 @@ static void give_easy(struct worker *h, CURL *e) {
   h->idle[h->n_idle++] = e;
 }
 
+/* Stall detection: libcurl counts the low-speed window in whole seconds. */
+static unsigned low_speed(const struct s3_http *h,
+                          const struct s3_http_xfer *x) {
+  unsigned v = x->low_speed_bytes_per_s ? x->low_speed_bytes_per_s
+                                        : h->cfg.low_speed_bytes_per_s;
+  return v ? v : 1;
+}
+
+static unsigned stall_seconds(const struct s3_http *h) {
+  return (h->cfg.stall_timeout_ms + 999) / 1000;
+}
+
 static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
                       struct xfer_priv *p) {
   CURL *e = p->easy;
@@ -323,9 +347,8 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
   else if (c->request_timeout_ms)
     SET(CURLOPT_TIMEOUT_MS, (long)c->request_timeout_ms);
   if (c->stall_timeout_ms) {
-    long secs = (long)((c->stall_timeout_ms + 999) / 1000);
-    SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
-    SET(CURLOPT_LOW_SPEED_TIME, secs);
+    SET(CURLOPT_LOW_SPEED_LIMIT, (long)low_speed(h, x));
+    SET(CURLOPT_LOW_SPEED_TIME, (long)stall_seconds(h));
   }
   SET(CURLOPT_SSL_VERIFYPEER, c->tls_skip_verify ? 0L : 1L);
   SET(CURLOPT_SSL_VERIFYHOST, c->tls_skip_verify ? 0L : 2L);
@@ -368,11 +391,21 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
   if (p) {
     curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &r->status);
     r->transport_code = (int)code;
+    /* libcurl reports the stall detection as a timeout too: say which
+     * rule ended the transfer, in the terms of the configuration. */
+    if (code == CURLE_OPERATION_TIMEDOUT && h->h->cfg.stall_timeout_ms &&
+        strstr(p->errbuf, "too slow"))
+      snprintf(r->transport_msg, sizeof r->transport_msg,
+               "transfer slower than %u bytes/s for %u s (stall detection: "
+               "low_speed_bytes_per_s, stall_timeout_ms)",
+               low_speed(h->h, x), stall_seconds(h->h));
     if (code != CURLE_OK && !r->transport_msg[0])
       hstrlcpy(r->transport_msg,
                p->errbuf[0] ? p->errbuf : curl_easy_strerror(code),
                sizeof r->transport_msg);
-    if (code != CURLE_OK)
+    /* A failed transfer has no answer, unless it was ended on purpose
+     * after the status of an error answer arrived. */
+    if (code != CURLE_OK && !r->error_body_cut)
       r->status = r->status >= 200 && r->status < 300 ? r->status : 0;
     curl_slist_free_all(p->headers);
     give_easy(h, p->easy);

@@ -16,10 +16,11 @@ struct s3_http;
 
 struct s3_http_config {
   unsigned connect_timeout_ms;
-  unsigned request_timeout_ms; /* 0: none */
-  unsigned stall_timeout_ms;   /* abort when < 1 byte/s for this long */
-  unsigned max_connections;    /* in all, shared out among the workers */
-  unsigned io_threads;         /* workers; 0: 1 */
+  unsigned request_timeout_ms;    /* 0: none */
+  unsigned stall_timeout_ms;      /* abort when below the low speed ... */
+  unsigned low_speed_bytes_per_s; /* ... for this long; 0: 1 byte/s */
+  unsigned max_connections;       /* in all, shared out among the workers */
+  unsigned io_threads;            /* workers; 0: 1 */
   int tls_skip_verify;
   const char *ca_bundle;
   const struct hlog *log;
@@ -37,6 +38,12 @@ typedef int (*s3_sink_fn)(void *ctx, const char *data, size_t n);
  * end of the body), or (size_t)-1 to abort. */
 typedef size_t (*s3_source_fn)(void *ctx, char *buf, size_t n);
 
+/* Non-2xx bodies are kept up to this many bytes. S3's error documents are
+ * a few hundred bytes, a proxy's error page a few KiB; a longer body ends
+ * the transfer (the connection is dropped) instead of being read on
+ * forever, and its beginning is what the error is parsed from. */
+#define S3_HTTP_ERROR_BODY_LIMIT ((size_t)64 * 1024)
+
 struct s3_http_resp {
   long status;        /* 0 when no answer */
   int transport_code; /* CURLcode, 0 on success */
@@ -47,7 +54,10 @@ struct s3_http_resp {
   char last_modified[64];
   char content_type[256];
   char request_id[128];
-  int aborted_by_sink;       /* the sink returned -1 */
+  int aborted_by_sink; /* the sink returned -1 */
+  /* A non-2xx body exceeded S3_HTTP_ERROR_BODY_LIMIT: its beginning is in
+   * body, the transfer was ended there, status is kept. */
+  int error_body_cut;
   int cancelled;             /* stopped through x->cancel */
   uint64_t body_bytes;       /* bytes passed to the sink / stored in body */
   struct hbuf body;          /* non-2xx bodies, and 2xx bodies without sink */
@@ -71,7 +81,7 @@ struct s3_http_xfer {
   int send_body;     /* a body (possibly empty) is sent */
   s3_sink_fn sink;   /* 2xx response body; NULL: resp.body */
   void *sink_ctx;
-  size_t body_limit; /* cap of resp.body; 0: 1 MiB */
+  size_t body_limit; /* cap of a 2xx resp.body; 0: 1 MiB */
   s3_done_fn done;   /* called on the worker thread */
   void *done_ctx;
   /* Optional: bytes moved so far in this attempt (either direction), called
@@ -88,6 +98,8 @@ struct s3_http_xfer {
    * requests: READY holds its connection through the data phase). */
   int dedicated_connection;
   unsigned timeout_ms; /* whole-transfer limit; 0: the engine's */
+  /* Stall detection floor of this transfer; 0: the engine's. */
+  unsigned low_speed_bytes_per_s;
   /* result */
   struct s3_http_resp resp;
   /* private to the engine */

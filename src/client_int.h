@@ -121,6 +121,8 @@ struct hreq {
   void *done_ctx;
   unsigned max_attempts; /* 0: the client's */
   unsigned timeout_ms;   /* whole-request limit; 0: the client's */
+  /* Stall detection floor in bytes/s; 0: the client's. */
+  unsigned low_speed_bytes_per_s;
   /* Transfer this request belongs to (cancel, progress), or NULL. */
   struct hxctl *ctl;
   uint64_t progress_seen; /* most payload bytes reported for this request */

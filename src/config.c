@@ -30,6 +30,11 @@
 #define DEF_REGION "us-east-1"
 #define DEF_CONNECT_TIMEOUT_MS 10000u
 #define DEF_STALL_TIMEOUT_MS 30000u
+/* Stall detection: below this rate for stall_timeout_ms an attempt fails.
+ * 1 byte/s (libcurl's usual floor) let a server dripping 2 bytes/s hold a
+ * transfer forever; no real link to S3 is this slow while healthy. */
+#define DEF_LOW_SPEED 1024u
+#define MAX_LOW_SPEED (1u << 30)
 #define DEF_MAX_ATTEMPTS 4u
 #define DEF_RETRY_BASE_MS 100u
 #define DEF_MAX_CONNECTIONS 16u
@@ -141,6 +146,7 @@ static void take_fields(const struct hipobj_client_config *cfg,
   TAKE(staging_pool_bytes);
   TAKE(staging_chunk_bytes);
   TAKE(io_threads);
+  TAKE(low_speed_bytes_per_s);
 #undef TAKE
 }
 
@@ -430,6 +436,10 @@ static int check_numbers(struct resolver *r,
     return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
                     "io_threads %u is above %u", in->io_threads,
                     MAX_IO_THREADS);
+  if (in->low_speed_bytes_per_s > MAX_LOW_SPEED)
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "low_speed_bytes_per_s %u is above 1 GiB/s",
+                    in->low_speed_bytes_per_s);
   if (in->staging_pool_bytes && in->staging_pool_bytes < MIN_STAGING_CHUNK)
     return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
                     "staging_pool_bytes %zu is below 4 KiB",
@@ -549,13 +559,36 @@ static int resolve_io_threads(struct resolver *r,
   return HIPOBJ_OK;
 }
 
+/* low_speed_bytes_per_s: the field, else HIPOBJ_LOW_SPEED, else 1 KiB/s. */
+static int resolve_low_speed(struct resolver *r,
+                             const struct hipobj_client_config *in,
+                             struct hcfg *out) {
+  out->low_speed_bytes_per_s = in->low_speed_bytes_per_s;
+  if (out->low_speed_bytes_per_s)
+    return HIPOBJ_OK;
+  out->low_speed_bytes_per_s = DEF_LOW_SPEED;
+  const char *v = env_get(r, "HIPOBJ_LOW_SPEED");
+  if (!v)
+    return HIPOBJ_OK;
+  uint64_t n;
+  if (hipobj_parse_size(v, &n) != HIPOBJ_OK || n < 1 || n > MAX_LOW_SPEED)
+    return herr_set(r->err, HIPOBJ_E_CONFIG, OP,
+                    "HIPOBJ_LOW_SPEED='%.64s' is not a rate of 1 byte to 1 GiB "
+                    "per second (bytes, or a size such as 1KiB)",
+                    v);
+  out->low_speed_bytes_per_s = (unsigned)n;
+  return HIPOBJ_OK;
+}
+
 static int resolve(struct resolver *r, const struct hipobj_client_config *in,
                    struct hcfg *out) {
   int rc = check_numbers(r, in);
   if (rc)
     return rc;
   set_numbers(in, out);
-  if ((rc = resolve_rdma(r, in, out)) || (rc = resolve_io_threads(r, in, out)))
+  if ((rc = resolve_rdma(r, in, out)) ||
+      (rc = resolve_io_threads(r, in, out)) ||
+      (rc = resolve_low_speed(r, in, out)))
     return rc;
   set_parallelism(in, out);
 

@@ -22,6 +22,7 @@ struct hcfg {
   unsigned connect_timeout_ms;
   unsigned request_timeout_ms;
   unsigned stall_timeout_ms;
+  unsigned low_speed_bytes_per_s; /* resolved (>= 1) */
   unsigned max_attempts;
   unsigned retry_base_ms;
   unsigned max_connections;

@@ -351,6 +351,9 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   cc.r.send_body = 1;
   cc.r.sign_payload = HREQ_SIGN_ALWAYS;
   cc.r.check = complete_check;
+  /* S3 may take minutes to assemble an upload, sending only whitespace to
+   * keep the connection: below the client's low speed, not stalled. */
+  cc.r.low_speed_bytes_per_s = 1;
   rc = hreq_run(&cc.r, err);
   if (rc == HIPOBJ_OK && !cc.etag[0]) {
     pthread_mutex_lock(&m->lock);
@@ -423,10 +426,20 @@ int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
     all = grown;
     memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
     n_all += lp.n;
-    int more = lp.is_truncated && lp.next_marker > marker;
-    marker = lp.next_marker;
+    /* A truncated answer must move on, or the list ends early or loops
+     * (without NextPartNumberMarker: on from the page's last part). */
+    unsigned next = lp.next_marker;
+    if (next <= marker && lp.n)
+      next = lp.parts[lp.n - 1].number;
+    int truncated = lp.is_truncated;
     s3_xml_list_parts_free(&lp);
-    if (!more)
+    if (truncated && next <= marker) {
+      rc = herr_set(err, HIPOBJ_E_PROTOCOL, op,
+                    "truncated answer that does not move past part %u", marker);
+      break;
+    }
+    marker = next;
+    if (!truncated)
       break;
   }
   if (rc != HIPOBJ_OK) {

@@ -86,6 +86,10 @@ int hipobj_s3_list(struct hipobj_client *c, const char *bucket,
       s3_request_param(&r.req, "max-keys", max_keys);
     }
   }
+  const char *sent =
+      opts && opts->continuation_token && *opts->continuation_token
+          ? opts->continuation_token
+          : NULL;
   r.body_limit = 64u << 20;
   rc = hreq_run(&r, err);
   if (rc == HIPOBJ_OK) {
@@ -102,6 +106,16 @@ int hipobj_s3_list(struct hipobj_client *c, const char *bucket,
       /* Following such a page would list the same keys forever. */
       rc = herr_set(err, HIPOBJ_E_PROTOCOL, op,
                     "truncated answer without NextContinuationToken");
+      hipobj_list_page_free(p);
+    } else if (p->lo.is_truncated && sent && !strcmp(p->lo.next_token, sent)) {
+      /* So would this one, for every caller that follows tokens: the
+       * commonest loop of a broken server, caught here once for all.
+       * Longer cycles are the follower's to notice (hipobj ls does). */
+      rc = herr_set(err, HIPOBJ_E_PROTOCOL, op,
+                    "the server gave back the continuation token it was "
+                    "sent (%.24s%s) as the next one: the listing would "
+                    "never end",
+                    sent, strlen(sent) > 24 ? "..." : "");
       hipobj_list_page_free(p);
     } else {
       *out = p;

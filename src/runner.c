@@ -120,6 +120,36 @@ void hreq_crc32c_note_checked(struct hipobj_client *c) {
   __atomic_store_n(&c->crc32c_checked, 1, __ATOMIC_RELAXED);
 }
 
+/* The beginning of an error body cut at S3_HTTP_ERROR_BODY_LIMIT: up to
+ * the last Code, Message, RequestId or Resource element closed in it,
+ * closed as a document of its own. Returns 0 when that parses as an S3
+ * error (its Code at least). */
+static int parse_error_prefix(const struct hbuf *body,
+                              struct s3_xml_error *xe) {
+  static const char *const ends[] = {"</Code>", "</Message>", "</RequestId>",
+                                     "</Resource>"};
+  const char *end = body->data + body->len;
+  size_t cut = 0;
+  for (size_t i = 0; body->len && i < sizeof ends / sizeof *ends; i++) {
+    size_t n = strlen(ends[i]);
+    const char *p = body->data;
+    while ((p = memmem(p, (size_t)(end - p), ends[i], n)) != NULL) {
+      p += n;
+      if ((size_t)(p - body->data) > cut)
+        cut = (size_t)(p - body->data);
+    }
+  }
+  if (!cut)
+    return -1;
+  struct hbuf doc = HBUF_INIT, why = HBUF_INIT;
+  hbuf_append(&doc, body->data, cut);
+  hbuf_puts(&doc, "</Error>");
+  int rc = doc.oom ? -1 : s3_xml_parse_error(doc.data, doc.len, xe, &why);
+  hbuf_free(&doc);
+  hbuf_free(&why);
+  return rc;
+}
+
 /* Turns a finished attempt into r->status / r->err. */
 static void classify(struct hreq *r) {
   const struct s3_http_resp *resp = &r->xfer.resp;
@@ -135,7 +165,7 @@ static void classify(struct hreq *r) {
     r->status = herr_set(err, HIPOBJ_E_CANCELLED, r->op_name, "cancelled");
     return;
   }
-  if (resp->transport_code != 0) {
+  if (resp->transport_code != 0 && !resp->error_body_cut) {
     r->status = status_from_transport(resp->transport_code);
     if (resp->transport_code == T_PARTIAL_FILE)
       herr_set(err, r->status, r->op_name,
@@ -159,7 +189,22 @@ static void classify(struct hreq *r) {
   }
   struct s3_xml_error xe;
   memset(&xe, 0, sizeof xe);
-  if (resp->body.len) {
+  if (resp->error_body_cut) {
+    /* The answer was not read to its end: say so, with what its beginning
+     * tells when it can. */
+    char m[sizeof xe.message];
+    if (parse_error_prefix(&resp->body, &xe) == 0)
+      snprintf(m, sizeof m,
+               "%.400s (error body longer than %zu bytes: not "
+               "read further)",
+               xe.message, S3_HTTP_ERROR_BODY_LIMIT);
+    else
+      snprintf(m, sizeof m,
+               "the error body exceeded %zu bytes and was not "
+               "read further",
+               S3_HTTP_ERROR_BODY_LIMIT);
+    hstrlcpy(xe.message, m, sizeof xe.message);
+  } else if (resp->body.len) {
     struct hbuf why = HBUF_INIT;
     if (s3_xml_parse_error(resp->body.data, resp->body.len, &xe, &why) != 0)
       /* Not S3 XML (a proxy's HTML page, say): keep its first line. */
@@ -328,6 +373,7 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   x->done_ctx = r;
   x->cancel_ref = r->ctl ? &r->ctl->cancel : NULL;
   x->timeout_ms = r->timeout_ms;
+  x->low_speed_bytes_per_s = r->low_speed_bytes_per_s;
   x->progress = r->ctl && r->ctl->progress ? on_progress : NULL;
   x->progress_ctx = r;
   if (s3_http_submit(c->http, x, delay_ms) != 0) {

@@ -126,7 +126,8 @@ static void *serve(void *arg) {
       const char *p = r->raw ? r->raw : built;
       size_t left = strlen(p);
       while (left) {
-        ssize_t n = write(fd, p, left);
+        /* A client may hang up mid-answer: no SIGPIPE for that. */
+        ssize_t n = send(fd, p, left, MSG_NOSIGNAL);
         if (n <= 0)
           break;
         p += n;

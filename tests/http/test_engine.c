@@ -331,3 +331,57 @@ Test(engine, put_signs_payload_and_sends_headers) {
   cr_assert_null(mini_request_header(srv, 0, "expect"));
   stop();
 }
+
+/* An error body of `n` bytes: `head` and then junk. */
+static char *long_error_body(const char *head, size_t n) {
+  char *b = malloc(n + 1);
+  memset(b, 'x', n);
+  memcpy(b, head, strlen(head));
+  b[n] = '\0';
+  return b;
+}
+
+Test(engine, error_body_over_the_limit_ends_the_transfer) {
+  /* Longer than the 64 KiB kept of an error body: the transfer ends there
+   * (a fresh connection for the retry), and the error comes from the
+   * complete elements at its beginning. */
+  char *body = long_error_body(
+      "<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>slow down"
+      "</Message><RequestId>RID-1</RequestId><Junk>",
+      256 * 1024);
+  const struct mini_reply script[] = {
+      {NULL, 0, "503 Slow Down", XML_HDR, body},
+      {NULL, 0, "503 Slow Down", XML_HDR, body},
+  };
+  start(script, 2, 2);
+  char buf[16];
+  struct hipobj_mem dst = hipobj_mem_host(buf, sizeof buf);
+  int rc = hipobj_s3_get(cli, "bkt", "k", &dst, NULL, NULL, err);
+  cr_assert_eq(rc, HIPOBJ_E_THROTTLED, "%s", hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_http_status(err), 503);
+  cr_assert_str_eq(hipobj_error_s3_code(err), "SlowDown");
+  cr_assert_str_eq(hipobj_error_request_id(err), "RID-1");
+  const char *m = hipobj_error_message(err);
+  cr_assert(strstr(m, "slow down") && strstr(m, "not read further"), "%s", m);
+  cr_assert_eq(hipobj_error_retries(err), 1);
+  cr_assert_eq(mini_count(srv), 2);
+  cr_assert_eq(mini_connections(srv), 2, "the cut connection was reused");
+  stop();
+  free(body);
+}
+
+Test(engine, long_error_body_without_s3_xml_says_so) {
+  char *body = long_error_body("<html><body>gateway trouble", 100 * 1024);
+  const struct mini_reply script[] = {{NULL, 0, "502 Bad Gateway", NULL, body}};
+  start(script, 1, 1);
+  char buf[16];
+  struct hipobj_mem dst = hipobj_mem_host(buf, sizeof buf);
+  int rc = hipobj_s3_get(cli, "bkt", "k", &dst, NULL, NULL, err);
+  cr_assert_eq(rc, HIPOBJ_E_SERVER_ERROR, "%s", hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_http_status(err), 502);
+  cr_assert_not_null(
+      strstr(hipobj_error_message(err), "error body exceeded 65536 bytes"),
+      "%s", hipobj_error_message(err));
+  stop();
+  free(body);
+}

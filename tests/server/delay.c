@@ -1,7 +1,10 @@
-/* delay.c - delayed answers for the delay:MS fault. The connection is
- * suspended (so no libmicrohttpd worker thread sleeps and other clients on
- * that thread go on being served) and resumed by this thread when its
- * time has come. Stopping resumes everything still waiting. */
+/* delay.c - delayed answers for the delay:MS fault, and the pauses of the
+ * drip:BPS fault. The connection is suspended (so no libmicrohttpd worker
+ * thread sleeps and other clients on that thread go on being served) and
+ * resumed by this thread when its time has come. Stopping resumes
+ * everything still waiting, and whatever is added after that at once; the
+ * delayer is freed only once the daemon has stopped, since a resumed
+ * dripping answer may still add itself until then. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -82,6 +85,11 @@ void delayer_stop(struct delayer *d) {
   pthread_cond_signal(&d->cond);
   pthread_mutex_unlock(&d->lock);
   pthread_join(d->thread, NULL);
+}
+
+void delayer_free(struct delayer *d) {
+  if (!d)
+    return;
   pthread_mutex_destroy(&d->lock);
   pthread_cond_destroy(&d->cond);
   free(d);

@@ -11,7 +11,8 @@
  *   action=...     status:CODE[:S3Code] | delay:MS | drop | close:N |
  *                  short[:N] | corrupt[:OFFSET] | badxml | crash |
  *                  (corrupt: of the request body for uploads)
- *                  crash-after | rdma-decline | rdma-fail
+ *                  crash-after | rdma-decline | rdma-fail | partial[:N] |
+ *                  endless[:CODE] | drip:BPS | repeat-token[:N]
  * Every rule counts the requests of its operation on its own. Delays of all
  * firing rules add up; of the other actions the first firing rule wins. */
 #include <pthread.h>
@@ -30,6 +31,7 @@ struct rule {
   double prob;
   struct fault_hit act;
   uint64_t seen, fired;
+  uint64_t sent; /* answer body bytes (endless), for the tests' bounds */
   char *text;
 };
 
@@ -73,6 +75,21 @@ static const char help_text[] =
     "      rdma-decline  decline RDMA (this build always does)\n"
     "      rdma-fail     fail the RDMA data phase (recorded; no RDMA engine "
     "yet)\n"
+    "      partial[:N]   a GetObject answered 206 (Range, partNumber)\n"
+    "                    carries N bytes (default: half) fewer at the end,\n"
+    "                    its Content-Range and Content-Length saying so;\n"
+    "                    the connection stays usable\n"
+    "      endless[:CODE] answer an S3 error (default 500) whose XML body\n"
+    "                    never ends, until the client disconnects; the\n"
+    "                    bytes sent show as sent=N in the admin GET\n"
+    "      drip:BPS      send the answer body at BPS bytes per second\n"
+    "                    (headers and first byte at once); the connection\n"
+    "                    is suspended in between, blocking no thread\n"
+    "      repeat-token[:N] listings never end: ListObjectsV2 (v1) is\n"
+    "                    truncated with the continuation-token (marker) it\n"
+    "                    was sent as the next one, a fixed one on the first\n"
+    "                    page; with N > 1 the next of a cycle of N fixed\n"
+    "                    ones. ListParts: NextPartNumberMarker = the marker\n"
     "  Example: --faults 'op=GetObject,nth=1,action=status:503;"
     "op=PutObject,prob=0.1,action=delay:200'\n";
 
@@ -136,6 +153,10 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
       {"crash-after", FA_CRASH_AFTER, -1},
       {"rdma-decline", FA_RDMA_DECLINE, -1},
       {"rdma-fail", FA_RDMA_FAIL, -1},
+      {"partial", FA_PARTIAL, 0},
+      {"endless", FA_ENDLESS, 0},
+      {"drip", FA_DRIP, 1},
+      {"repeat-token", FA_REPEAT_TOKEN, 0},
   };
   for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
     if (strlen(acts[i].name) != nlen || strncmp(acts[i].name, v, nlen))
@@ -150,6 +171,8 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
       hbuf_printf(why, "action %s takes no argument", acts[i].name);
       return -1;
     }
+    if (a->action == FA_ENDLESS)
+      a->status = 500;
     if (!arg)
       return 0;
     if (a->action == FA_STATUS) {
@@ -175,6 +198,21 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
       return -1;
     }
     a->has_arg = 1;
+    if (a->action == FA_ENDLESS) {
+      if (a->arg < 400 || a->arg > 599) {
+        hbuf_printf(why, "endless:%s: the code must be 400..599", arg);
+        return -1;
+      }
+      a->status = (int)a->arg;
+    }
+    if (a->action == FA_DRIP && (a->arg < 1 || a->arg > 1000000000)) {
+      hbuf_printf(why, "drip:%s: 1 to 1000000000 bytes per second", arg);
+      return -1;
+    }
+    if (a->action == FA_REPEAT_TOKEN && (a->arg < 1 || a->arg > 100000)) {
+      hbuf_printf(why, "repeat-token:%s: a cycle of 1 to 100000 tokens", arg);
+      return -1;
+    }
     if (a->action == FA_DELAY) {
       if (a->arg > 600000) {
         hbuf_printf(why, "delay:%s: at most 600000 ms", arg);
@@ -286,6 +324,10 @@ int faults_set(struct faults *f, const char *spec, int append,
       rc = -1;
       break;
     }
+    /* Ids outlive replaced rules: bytes still streaming under an old
+     * rule never count for a new one. */
+    static uint64_t next_id;
+    rules[n].act.rule_id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
     rules[n++].text = text;
   }
   free(copy);
@@ -323,10 +365,22 @@ int faults_set(struct faults *f, const char *spec, int append,
 
 void faults_describe(struct faults *f, struct hbuf *out) {
   pthread_mutex_lock(&f->lock);
+  for (size_t i = 0; i < f->n; i++) {
+    const struct rule *ru = &f->rules[i];
+    hbuf_printf(out, "%s  # seen=%llu fired=%llu", ru->text,
+                (unsigned long long)ru->seen, (unsigned long long)ru->fired);
+    if (ru->act.action == FA_ENDLESS)
+      hbuf_printf(out, " sent=%llu", (unsigned long long)ru->sent);
+    hbuf_putc(out, '\n');
+  }
+  pthread_mutex_unlock(&f->lock);
+}
+
+void faults_add_sent(struct faults *f, uint64_t rule_id, uint64_t n) {
+  pthread_mutex_lock(&f->lock);
   for (size_t i = 0; i < f->n; i++)
-    hbuf_printf(out, "%s  # seen=%llu fired=%llu\n", f->rules[i].text,
-                (unsigned long long)f->rules[i].seen,
-                (unsigned long long)f->rules[i].fired);
+    if (f->rules[i].act.rule_id == rule_id)
+      f->rules[i].sent += n;
   pthread_mutex_unlock(&f->lock);
 }
 

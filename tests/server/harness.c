@@ -205,13 +205,9 @@ static int send_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
-static int transfer(const char *url, const char *method, const char *target,
-                    struct hbuf *hdrs, const void *body, size_t len,
-                    struct http_resp *out) {
-  memset(out, 0, sizeof *out);
-  char host[128];
+static int connect_to(const char *url, char *host, size_t hsz) {
   int port;
-  host_port(url, host, sizeof host, &port);
+  host_port(url, host, hsz, &port);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
   inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
@@ -222,41 +218,87 @@ static int transfer(const char *url, const char *method, const char *target,
     close(fd);
     return -1;
   }
+  return fd;
+}
+
+/* Sends one request; close: ask the server to close after answering. */
+static int send_request(int fd, const char *host, const char *method,
+                        const char *target, struct hbuf *hdrs, const void *body,
+                        size_t len, int close) {
   struct hbuf req = HBUF_INIT;
-  hbuf_printf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n",
-              method, target, host);
+  hbuf_printf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\n%s", method, target, host,
+              close ? "Connection: close\r\n" : "");
   hbuf_append(&req, hdrs->data ? hdrs->data : "", hdrs->len);
   if (!strcasestr(hbuf_str(hdrs), "content-length:"))
     hbuf_printf(&req, "Content-Length: %zu\r\n", len);
   hbuf_puts(&req, "\r\n");
   /* A server that answers early may close before taking the whole body:
    * send errors are ignored and the answer is read anyway. */
-  if (send_all(fd, req.data, req.len) == 0 && len)
+  int rc = send_all(fd, req.data, req.len);
+  if (rc == 0 && len)
     send_all(fd, body, len);
   hbuf_free(&req);
-  struct hbuf in = HBUF_INIT;
+  return rc;
+}
+
+/* Reads until the server closes, or max_body bytes past the first header
+ * block (0: no limit; a body that never ends must be cut somewhere). */
+static void read_all(int fd, struct hbuf *in, size_t max_body) {
   char buf[65536];
   for (;;) {
+    if (max_body) {
+      const char *end = strstr(hbuf_str(in), "\r\n\r\n");
+      if (end && in->len - (size_t)(end + 4 - in->data) >= max_body)
+        break;
+    }
     ssize_t k = recv(fd, buf, sizeof buf, 0);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
       break;
-    hbuf_append(&in, buf, (size_t)k);
+    hbuf_append(in, buf, (size_t)k);
   }
-  close(fd);
-  const char *all = hbuf_str(&in);
-  const char *end = strstr(all, "\r\n\r\n");
-  if (strncmp(all, "HTTP/1.", 7) || !end) {
-    hbuf_free(&in);
-    return 0; /* closed without an answer: status 0 */
-  }
+}
+
+/* Parses one answer at *p (*left bytes). by_length: the body stops at its
+ * Content-Length and *p moves past it (more answers follow), else the
+ * body is everything up to the close (a short body shows as such). */
+static void parse_answer(const char **p, size_t *left, int by_length,
+                         struct http_resp *out) {
+  const char *all = *p;
+  const char *end = *left ? strstr(all, "\r\n\r\n") : NULL;
+  if (*left < 12 || strncmp(all, "HTTP/1.", 7) || !end)
+    return; /* closed without an answer: status 0 */
   out->status = atoi(all + 9);
   out->head = strndup(all, (size_t)(end - all) + 2);
-  out->len = in.len - (size_t)(end + 4 - all);
+  size_t avail = *left - (size_t)(end + 4 - all);
+  char cl[32];
+  out->len = avail;
+  if (by_length && *resp_hdr(out, "Content-Length", cl, sizeof cl) &&
+      strtoull(cl, NULL, 10) < avail)
+    out->len = (size_t)strtoull(cl, NULL, 10);
   out->body = malloc(out->len + 1);
   memcpy(out->body, end + 4, out->len);
   out->body[out->len] = '\0';
+  *p = end + 4 + out->len;
+  *left = avail - out->len;
+}
+
+static int transfer(const char *url, const char *method, const char *target,
+                    struct hbuf *hdrs, const void *body, size_t len,
+                    size_t max_body, struct http_resp *out) {
+  memset(out, 0, sizeof *out);
+  char host[128];
+  int fd = connect_to(url, host, sizeof host);
+  if (fd < 0)
+    return -1;
+  send_request(fd, host, method, target, hdrs, body, len, 1);
+  struct hbuf in = HBUF_INIT;
+  read_all(fd, &in, max_body);
+  close(fd);
+  const char *p = hbuf_str(&in);
+  size_t left = in.len;
+  parse_answer(&p, &left, 0, out);
   hbuf_free(&in);
   return 0;
 }
@@ -389,7 +431,9 @@ void chunk_sig(time_t when, const char *prev, const void *data, size_t len,
   hbuf_free(&sts);
 }
 
-int http_send(const char *url, const struct sreq *q, struct http_resp *out) {
+/* The header lines of q, signed unless q->anonymous. */
+static void request_headers(const char *url, const struct sreq *q,
+                            struct hbuf *hdrs) {
   time_t when = q->when ? q->when : time(NULL);
   char amz[17], payload[65], host[128], name[64][64];
   int port;
@@ -399,11 +443,10 @@ int http_send(const char *url, const struct sreq *q, struct http_resp *out) {
     snprintf(payload, sizeof payload, "%s", q->payload_hash);
   else
     s3_sha256_hex(q->body ? q->body : "", q->len, payload);
-  struct hbuf hdrs = HBUF_INIT;
   for (size_t i = 0; q->hdrs && q->hdrs[i]; i++)
-    hbuf_printf(&hdrs, "%s\r\n", q->hdrs[i]);
+    hbuf_printf(hdrs, "%s\r\n", q->hdrs[i]);
   for (size_t i = 0; q->unsigned_hdrs && q->unsigned_hdrs[i]; i++)
-    hbuf_printf(&hdrs, "%s\r\n", q->unsigned_hdrs[i]);
+    hbuf_printf(hdrs, "%s\r\n", q->unsigned_hdrs[i]);
   if (!q->anonymous) {
     struct s3_header h[64];
     size_t n = 0;
@@ -431,7 +474,7 @@ int http_send(const char *url, const struct sreq *q, struct http_resp *out) {
                                 q->ak ? q->ak : T_AK,
                                 q->sk ? q->sk : T_SK};
     s3_sigv4_authorization(&in, &auth);
-    hbuf_printf(&hdrs,
+    hbuf_printf(hdrs,
                 "x-amz-date: %s\r\nx-amz-content-sha256: %s\r\n"
                 "Authorization: %s\r\n",
                 amz, payload, hbuf_str(&auth));
@@ -439,9 +482,68 @@ int http_send(const char *url, const struct sreq *q, struct http_resp *out) {
     hbuf_free(&qs);
     hbuf_free(&auth);
   }
-  int rc = transfer(url, q->method, q->target, &hdrs, q->body, q->len, out);
+}
+
+int http_send(const char *url, const struct sreq *q, struct http_resp *out) {
+  struct hbuf hdrs = HBUF_INIT;
+  request_headers(url, q, &hdrs);
+  int rc = transfer(url, q->method, q->target, &hdrs, q->body, q->len,
+                    q->max_body, out);
   hbuf_free(&hdrs);
   return rc;
+}
+
+int http_send_pair(const char *url, const struct sreq *q1,
+                   const struct sreq *q2, struct http_resp *out1,
+                   struct http_resp *out2) {
+  memset(out1, 0, sizeof *out1);
+  memset(out2, 0, sizeof *out2);
+  char host[128];
+  int fd = connect_to(url, host, sizeof host);
+  if (fd < 0)
+    return -1;
+  struct hbuf h1 = HBUF_INIT, h2 = HBUF_INIT, in = HBUF_INIT;
+  request_headers(url, q1, &h1);
+  request_headers(url, q2, &h2);
+  /* The second request waits for the first answer: sent at once, it would
+   * be pipelined, and a server may read it before its first body is out. */
+  send_request(fd, host, q1->method, q1->target, &h1, q1->body, q1->len, 0);
+  char buf[65536];
+  const char *end = NULL;
+  size_t need = SIZE_MAX;
+  while (in.len < need) {
+    ssize_t k = recv(fd, buf, sizeof buf, 0);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    hbuf_append(&in, buf, (size_t)k);
+    if (!end && (end = strstr(hbuf_str(&in), "\r\n\r\n")) != NULL) {
+      struct http_resp tmp = {.head =
+                                  strndup(in.data, (size_t)(end - in.data))};
+      char cl[32];
+      need = (size_t)(end + 4 - in.data) +
+             (size_t)strtoull(resp_hdr(&tmp, "Content-Length", cl, sizeof cl),
+                              NULL, 10);
+      free(tmp.head);
+    }
+  }
+  const char *p = hbuf_str(&in);
+  size_t left = in.len;
+  parse_answer(&p, &left, 1, out1);
+  if (out1->status && left == 0) {
+    send_request(fd, host, q2->method, q2->target, &h2, q2->body, q2->len, 1);
+    hbuf_reset(&in);
+    read_all(fd, &in, 0);
+    p = hbuf_str(&in);
+    left = in.len;
+    parse_answer(&p, &left, 0, out2);
+  }
+  close(fd);
+  hbuf_free(&h1);
+  hbuf_free(&h2);
+  hbuf_free(&in);
+  return 0;
 }
 
 char *presign(const char *url, const char *method, const char *path,

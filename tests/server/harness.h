@@ -67,9 +67,16 @@ struct sreq {
   time_t when;              /* 0: now */
   const char *ak, *sk;      /* NULL: T_AK, T_SK */
   int anonymous;            /* no Authorization at all */
+  size_t max_body; /* stop reading after this many body bytes (0: none) */
 };
 
 int http_send(const char *url, const struct sreq *q, struct http_resp *out);
+/* Sends q1, reads its answer (Content-Length bytes of body), then sends q2
+ * on the same connection: out2 has an answer only when the connection
+ * was still usable after the first. */
+int http_send_pair(const char *url, const struct sreq *q1,
+                   const struct sreq *q2, struct http_resp *out1,
+                   struct http_resp *out2);
 void resp_free(struct http_resp *r);
 /* Value of a response header (case-insensitive), "" when absent. */
 const char *resp_hdr(const struct http_resp *r, const char *name, char *buf,

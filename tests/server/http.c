@@ -384,14 +384,13 @@ static int header_phase(struct req *r, enum MHD_Result *res) {
     srv_log(s, SLOG_INFO, "%s: fault: connection dropped", r->id);
     *res = MHD_NO;
     return 1;
+  case FA_ENDLESS:
+    *res = srv_endless(r);
+    return 1;
   case FA_STATUS: {
     int st = r->fault.status;
-    const char *code = r->fault.code[0]         ? r->fault.code
-                       : st == 503 || st == 429 ? "SlowDown"
-                       : st == 500              ? "InternalError"
-                                                : "InjectedFault";
     *res =
-        srv_error(r, st, code,
+        srv_error(r, st, srv_fault_code(r),
                   st == 503   ? "Please reduce your request rate."
                   : st == 500 ? "We encountered an internal error. Please try "
                                 "again."

@@ -8,7 +8,11 @@
  * that counts as one entry. Paging resumes after a marker: every entry, key
  * or common prefix, not greater than the marker is skipped, which also
  * skips the keys rolled up into a prefix that ended the previous page. The
- * continuation token is simply the hex of that last entry. */
+ * continuation token is simply the hex of that last entry.
+ *
+ * The repeat-token fault makes a listing that never ends: every page is
+ * truncated, and its next token (v1: marker) is the one the request sent,
+ * or one of a cycle of fixed ones (repeat_next). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -73,6 +77,34 @@ static int unhex(const char *s, struct hbuf *out) {
   }
   hbuf_append(out, "", 0);
   return out->oom ? -1 : 0;
+}
+
+/* repeat-token[:N]: the next token after `sent` (v1: a marker, v2: the
+ * hex of one, as real tokens are here). The fixed ones are
+ * hipobj-repeat-token-1..N; with N = 1 a token that was sent comes back
+ * as it is, with N > 1 the cycle goes on from a fixed one, and a page
+ * asked without one (or with another) gets the first. */
+static void repeat_next(const struct req *r, const char *sent, int hex,
+                        struct hbuf *out) {
+  uint64_t n = r->fault.has_arg ? r->fault.arg : 1, next = 1;
+  char name[48], enc[2 * sizeof name + 1];
+  if (sent && *sent && n == 1) {
+    hbuf_puts(out, sent);
+    return;
+  }
+  for (uint64_t k = 1; sent && k <= n; k++) {
+    snprintf(name, sizeof name, "hipobj-repeat-token-%llu",
+             (unsigned long long)k);
+    s3_hex((const uint8_t *)name, strlen(name), enc);
+    if (!strcmp(sent, hex ? enc : name)) {
+      next = k % n + 1;
+      break;
+    }
+  }
+  snprintf(name, sizeof name, "hipobj-repeat-token-%llu",
+           (unsigned long long)next);
+  s3_hex((const uint8_t *)name, strlen(name), enc);
+  hbuf_puts(out, hex ? enc : name);
 }
 
 static void contents_xml(struct req *r, struct hbuf *b, const char *key,
@@ -199,8 +231,19 @@ enum MHD_Result h_list_objects(struct req *r) {
   xml_el_u64(&x, "MaxKeys", max);
   if (delim)
     xml_el_key(&x, "Delimiter", delim, url);
-  xml_el(&x, "IsTruncated", truncated ? "true" : "false");
-  if (truncated && last) {
+  int repeat = r->fault.action == FA_REPEAT_TOKEN;
+  xml_el(&x, "IsTruncated", truncated || repeat ? "true" : "false");
+  if (repeat) {
+    struct hbuf next = HBUF_INIT;
+    repeat_next(r, v2 ? token : marker_v1, v2, &next);
+    if (v2)
+      xml_el(&x, "NextContinuationToken", hbuf_str(&next));
+    else
+      xml_el_key(&x, "NextMarker", hbuf_str(&next), url);
+    srv_log(r->srv, SLOG_INFO, "%s: fault: next token %s", r->id,
+            hbuf_str(&next));
+    hbuf_free(&next);
+  } else if (truncated && last) {
     if (v2) {
       char *hex = malloc(2 * strlen(last) + 1);
       if (hex) {

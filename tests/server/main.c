@@ -381,8 +381,10 @@ int main(int argc, char **argv) {
     ;
   srv_log(&srv, SLOG_INFO, "signal %d: stopping", sig);
   srv.stopping = 1;
+  /* Suspended connections first: the daemon must not stop with any. */
   delayer_stop(srv.delayer);
   MHD_stop_daemon(d); /* also closes the listening socket */
+  delayer_free(srv.delayer);
   faults_free(srv.faults);
   free(srv.creds);
   free(srv.root);

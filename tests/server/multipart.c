@@ -693,9 +693,11 @@ enum MHD_Result h_list_parts(struct req *r) {
     listed++;
   }
   free(nums);
-  xml_el_u64(&x, "NextPartNumberMarker", last);
+  /* repeat-token: truncated, and the marker that was sent comes back. */
+  int repeat = r->fault.action == FA_REPEAT_TOKEN;
+  xml_el_u64(&x, "NextPartNumberMarker", repeat ? marker : last);
   xml_el_u64(&x, "MaxParts", max);
-  xml_el(&x, "IsTruncated", truncated ? "true" : "false");
+  xml_el(&x, "IsTruncated", truncated || repeat ? "true" : "false");
   hbuf_append(&x, items.data ? items.data : "", items.len);
   hbuf_free(&items);
   xml_end(&x, "ListPartsResult");

@@ -346,6 +346,15 @@ enum MHD_Result h_get_object(struct req *r) {
     if (pr > 0)
       status = 206;
   }
+  if (status == 206 && r->fault.action == FA_PARTIAL && len > 1) {
+    /* Fewer bytes than asked, honestly labelled: a client must not take
+     * this answer for the range it asked (at least one byte stays, so the
+     * Content-Range remains valid). */
+    uint64_t cut = r->fault.has_arg ? r->fault.arg : len / 2;
+    len -= cut < len ? cut : len - 1;
+    srv_log(r->srv, SLOG_INFO, "%s: fault: partial answer, %llu bytes", r->id,
+            (unsigned long long)len);
+  }
   struct MHD_Response *resp = srv_body_fd(r, fd, off, len);
   fd = -1; /* the response owns it now */
   if (resp) {

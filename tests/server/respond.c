@@ -3,12 +3,14 @@
  * headers common to all answers (x-amz-request-id; on success the checksum
  * echoes of checksums.c), and the faults that
  * act on a response body (short body, closed connection, corrupted byte,
- * malformed XML, crash after the operation). */
+ * malformed XML, crash after the operation, an error body that never
+ * ends, a body dripping a few bytes per second). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -20,7 +22,33 @@ struct body_src {
   uint64_t limit;
   int corrupt;
   uint64_t corrupt_at;
+  /* drip: bytes per second, the connection and when the body started */
+  uint64_t drip_bps;
+  struct MHD_Connection *conn;
+  struct server *srv;
+  double t0;
 };
+
+/* How many bytes a dripping body may send from pos on: the first at once,
+ * then drip_bps per second. With none due yet the connection is suspended
+ * until the next few are (no thread sleeps; delay.c resumes it) and 0 is
+ * returned, which libmicrohttpd allows only with the connection
+ * suspended. */
+static uint64_t drip_allowed(struct body_src *s, uint64_t pos) {
+  double now = srv_now();
+  if (pos == 0)
+    s->t0 = now;
+  uint64_t due = 1 + (uint64_t)((now - s->t0) * (double)s->drip_bps);
+  if (due > pos)
+    return due - pos;
+  /* Wake for a twentieth of a second's worth, not for every byte. */
+  uint64_t step = s->drip_bps / 20 ? s->drip_bps / 20 : 1;
+  double at = s->t0 + (double)(pos + step - 1) / (double)s->drip_bps;
+  double ms = (at - now) * 1000.0;
+  MHD_suspend_connection(s->conn);
+  delayer_add(s->srv->delayer, s->conn, ms < 1 ? 1u : (unsigned)ms + 1);
+  return 0;
+}
 
 static ssize_t src_read(void *cls, uint64_t pos, char *buf, size_t max) {
   struct body_src *s = cls;
@@ -30,6 +58,15 @@ static ssize_t src_read(void *cls, uint64_t pos, char *buf, size_t max) {
   uint64_t want = s->limit - pos;
   if (want > max)
     want = max;
+  if (s->drip_bps) {
+    if (s->srv->stopping)
+      return MHD_CONTENT_READER_END_WITH_ERROR; /* no more pauses */
+    uint64_t allowed = drip_allowed(s, pos);
+    if (!allowed)
+      return 0;
+    if (want > allowed)
+      want = allowed;
+  }
   ssize_t n;
   if (s->mem) {
     memcpy(buf, s->mem + pos, (size_t)want);
@@ -61,6 +98,7 @@ static int body_fault(const struct req *r) {
   case FA_CORRUPT:
     return !r->fault_on_request; /* the request's body took the fault */
   case FA_SHORT:
+  case FA_DRIP:
     return 1;
   default:
     return 0;
@@ -94,12 +132,22 @@ static struct MHD_Response *faulty_body(struct req *r, int fd, char *mem,
     s->corrupt = len > 0;
     s->corrupt_at = r->fault.has_arg ? (arg < len ? arg : len - 1) : len / 2;
     break;
+  case FA_DRIP:
+    s->drip_bps = arg;
+    s->conn = r->conn;
+    s->srv = r->srv;
+    break;
   default:
     break;
   }
+  char how[64] = "";
+  if (s->corrupt)
+    snprintf(how, sizeof how, ", one byte corrupted");
+  else if (s->drip_bps)
+    snprintf(how, sizeof how, ", at %llu bytes/s",
+             (unsigned long long)s->drip_bps);
   srv_log(r->srv, SLOG_INFO, "%s: fault: body of %llu bytes, %llu sent%s",
-          r->id, (unsigned long long)len, (unsigned long long)s->limit,
-          s->corrupt ? ", one byte corrupted" : "");
+          r->id, (unsigned long long)len, (unsigned long long)s->limit, how);
   r->bytes_out = s->limit;
   struct MHD_Response *resp =
       MHD_create_response_from_callback(len, 64 * 1024, src_read, s, src_free);
@@ -239,4 +287,84 @@ enum MHD_Result srv_empty(struct req *r, int http) {
   return srv_queue(
       r, http,
       MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+}
+
+const char *srv_fault_code(const struct req *r) {
+  int st = r->fault.status;
+  return r->fault.code[0]         ? r->fault.code
+         : st == 503 || st == 429 ? "SlowDown"
+         : st == 500              ? "InternalError"
+                                  : "InjectedFault";
+}
+
+/* An error body that never ends: the start of an S3 error document, then
+ * padding inside an element that is never closed, produced as it is sent
+ * (nothing is buffered) and counted for the fault's rule. */
+struct endless_src {
+  struct server *srv;
+  uint64_t rule_id;
+  char head[600];
+  size_t head_len;
+  uint64_t sent;
+};
+
+static ssize_t endless_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  struct endless_src *e = cls;
+  if (e->srv->stopping)
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+  static const char pad[] = "endless error body (hipobj-server --faults) ";
+  size_t n = 0;
+  for (; n < max && pos + n < e->head_len; n++)
+    buf[n] = e->head[pos + n];
+  for (; n < max; n++)
+    buf[n] = pad[(pos + n - e->head_len) % (sizeof pad - 1)];
+  e->sent += n;
+  faults_add_sent(e->srv->faults, e->rule_id, n);
+  return (ssize_t)n;
+}
+
+static void endless_free(void *cls) {
+  struct endless_src *e = cls;
+  srv_log(e->srv, SLOG_INFO,
+          "fault: endless error body stopped after %llu "
+          "bytes",
+          (unsigned long long)e->sent);
+  free(e);
+}
+
+enum MHD_Result srv_endless(struct req *r) {
+  struct endless_src *e = calloc(1, sizeof *e);
+  if (!e)
+    return srv_error(r, 500, "InternalError", "out of memory");
+  e->srv = r->srv;
+  e->rule_id = r->fault.rule_id;
+  /* Code, Message and RequestId come first, complete: a client keeping
+   * the beginning of the body can still tell what the error was. */
+  int n = snprintf(e->head, sizeof e->head,
+                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>"
+                   "<Code>%s</Code><Message>Injected by hipobj-server "
+                   "--faults endless: this body never ends.</Message>"
+                   "<RequestId>%s</RequestId><Padding>",
+                   srv_fault_code(r), r->id);
+  e->head_len = n > 0 && (size_t)n < sizeof e->head ? (size_t)n : 0;
+  srv_log(r->srv, SLOG_INFO, "%s: fault: endless %d error body", r->id,
+          r->fault.status);
+  /* A small send buffer, so that the count stays close to what the client
+   * read: on loopback the kernel would otherwise let megabytes wait in
+   * the socket when the client hangs up. */
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  int sndbuf = 64 * 1024;
+  if (ci)
+    setsockopt(ci->connect_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  /* Unknown size: chunked, so the client cannot know when to stop. */
+  struct MHD_Response *resp = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 64 * 1024, endless_read, e, endless_free);
+  if (!resp) {
+    free(e);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, "Content-Type", "application/xml");
+  r->bytes_out = 0; /* unknown when logged; endless_free logs the count */
+  return srv_queue(r, r->fault.status, resp);
 }

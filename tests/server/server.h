@@ -125,6 +125,10 @@ enum fault_action {
   FA_CRASH_AFTER,  /* _exit() after the operation, before the answer */
   FA_RDMA_DECLINE, /* decline RDMA (what this build always does) */
   FA_RDMA_FAIL,    /* fail the RDMA data phase (no engine yet: recorded) */
+  FA_PARTIAL,      /* a 206 with fewer bytes than asked, honestly labelled */
+  FA_REPEAT_TOKEN, /* a listing that never ends: its tokens come back */
+  FA_ENDLESS,      /* an error answer whose body never ends */
+  FA_DRIP,         /* the answer body at arg bytes per second */
   FA_DELAY,        /* only inside rules; delays add up in fault_hit */
 };
 
@@ -135,6 +139,7 @@ struct fault_hit {
   uint64_t arg;
   int has_arg;
   unsigned delay_ms;
+  uint64_t rule_id; /* the rule that fired (faults_add_sent) */
 };
 
 struct srv_param {
@@ -237,6 +242,12 @@ struct MHD_Response *srv_body_fd(struct req *r, int fd, uint64_t off,
 struct MHD_Response *srv_body_mem(struct req *r, const void *data, size_t len);
 enum MHD_Result srv_queue(struct req *r, int http, struct MHD_Response *resp);
 enum MHD_Result srv_errno(struct req *r, int err, const char *what);
+/* The S3 code of an injected error status: the rule's, else SlowDown for
+ * 503 and 429, InternalError for 500, InjectedFault for the others. */
+const char *srv_fault_code(const struct req *r);
+/* The endless fault: the S3 error r->fault.status whose XML body never
+ * ends, streamed (never buffered) until the client goes away. */
+enum MHD_Result srv_endless(struct req *r);
 
 /* xmlw.c */
 void xml_begin(struct hbuf *b, const char *root);
@@ -276,9 +287,11 @@ int chunk_feed(struct req *r, struct chunk_dec *d, const char *data, size_t n,
                int (*emit)(struct req *, const char *, size_t));
 int chunk_complete(const struct chunk_dec *d);
 
-/* delay.c: suspends a connection and resumes it after ms. */
+/* delay.c: suspends a connection and resumes it after ms. Stop resumes
+ * them all (and later additions at once); free after the daemon stopped. */
 struct delayer *delayer_start(void);
 void delayer_stop(struct delayer *d);
+void delayer_free(struct delayer *d);
 void delayer_add(struct delayer *d, struct MHD_Connection *c, unsigned ms);
 
 /* faults.c */
@@ -289,6 +302,10 @@ int faults_set(struct faults *f, const char *spec, int append,
                struct hbuf *why);
 void faults_describe(struct faults *f, struct hbuf *out);
 void faults_evaluate(struct faults *f, struct req *r);
+/* Adds n answer body bytes sent under rule_id to that rule's count, shown
+ * by GET /.hipobj-admin/faults as sent=N (a rule replaced since is not
+ * counted). */
+void faults_add_sent(struct faults *f, uint64_t rule_id, uint64_t n);
 enum MHD_Result faults_admin(struct req *r);
 const char *faults_help(void);
 

@@ -342,3 +342,155 @@ Test(faults, lost_complete_answer_is_retried) {
   cr_assert(strstr(res.etag, "-2\"") != NULL, "etag %s", res.etag);
   free(big);
 }
+
+/* A signed raw GET of "obj" with the headers given. */
+static struct sreq raw_get(const char *const *hdrs) {
+  return (struct sreq){
+      .method = "GET", .target = "/" T_BUCKET "/obj", .hdrs = hdrs};
+}
+
+Test(faults, partial_answer_is_honest_and_keeps_the_connection) {
+  start("op=GetObject,nth=1,action=partial:100;op=GetObject,nth=3,"
+        "action=partial",
+        NULL);
+  OK(put_obj(NULL));
+  char v[64];
+  struct http_resp a, b;
+  const char *h1[] = {"Range: bytes=1000-1999", NULL};
+  const char *h2[] = {"Range: bytes=0-9", NULL};
+  const char *h3[] = {"Range: bytes=100-299", NULL};
+  struct sreq q1 = raw_get(h1), q2 = raw_get(h2), q3 = raw_get(h3);
+  http_send_pair(srv.url, &q1, &q2, &a, &b);
+  /* 100 bytes fewer at the end, and the headers say exactly that. */
+  cr_assert_eq(a.status, 206, "status %d", a.status);
+  cr_assert_str_eq(resp_hdr(&a, "Content-Range", v, sizeof v),
+                   "bytes 1000-1899/65536");
+  cr_assert_str_eq(resp_hdr(&a, "Content-Length", v, sizeof v), "900");
+  cr_assert_eq(a.len, 900);
+  cr_assert_eq(memcmp(a.body, data + 1000, 900), 0);
+  /* Not a cut connection: the next request on it is answered. */
+  cr_assert_eq(b.status, 206, "second request on the connection: %d", b.status);
+  cr_assert_eq(b.len, 10);
+  cr_assert_eq(memcmp(b.body, data, 10), 0);
+  resp_free(&a);
+  resp_free(&b);
+  /* Without N: half the range is left out. */
+  http_send(srv.url, &q3, &a);
+  cr_assert_eq(a.status, 206);
+  cr_assert_str_eq(resp_hdr(&a, "Content-Range", v, sizeof v),
+                   "bytes 100-199/65536");
+  cr_assert_eq(a.len, 100);
+  cr_assert_eq(memcmp(a.body, data + 100, 100), 0);
+  resp_free(&a);
+}
+
+/* The sent=N count of the first rule whose text contains `rule`. */
+static unsigned long long sent_count(const char *rule) {
+  struct http_resp r;
+  http_send(srv.url,
+            &(struct sreq){.method = "GET", .target = "/.hipobj-admin/faults"},
+            &r);
+  const char *line = r.body ? strstr(r.body, rule) : NULL;
+  const char *s = line ? strstr(line, "sent=") : NULL;
+  cr_assert_not_null(s, "no sent= for '%s' in: %s", rule, r.body);
+  unsigned long long n = strtoull(s + 5, NULL, 10);
+  resp_free(&r);
+  return n;
+}
+
+Test(faults, endless_error_body_streams_and_is_counted) {
+  start("op=GetObject,action=endless;op=PutObject,action=endless:404", NULL);
+  /* Read 4 MiB of it, then hang up: it is still going. */
+  struct http_resp r;
+  struct sreq q = raw_get(NULL);
+  q.max_body = 4u << 20;
+  http_send(srv.url, &q, &r);
+  cr_assert_eq(r.status, 500);
+  cr_assert_geq(r.len, q.max_body);
+  cr_assert_not_null(strstr(r.body, "<Code>InternalError</Code>"));
+  cr_assert_null(strstr(r.body, "</Error>"));
+  resp_free(&r);
+  /* The server counted at least what was read: tests bound it with this. */
+  unsigned long long sent = sent_count("action=endless  #");
+  cr_assert_geq(sent, q.max_body, "sent=%llu", sent);
+  /* endless:CODE: that status; an unknown code is InjectedFault. */
+  q = (struct sreq){.method = "PUT",
+                    .target = "/" T_BUCKET "/obj",
+                    .body = "x",
+                    .len = 1,
+                    .max_body = 1000};
+  http_send(srv.url, &q, &r);
+  cr_assert_eq(r.status, 404);
+  cr_assert_not_null(strstr(r.body, "<Code>InjectedFault</Code>"));
+  resp_free(&r);
+  cr_assert_geq(sent_count("action=endless:404"), 1000);
+}
+
+Test(faults, drip_paces_the_body_without_blocking_others) {
+  /* One worker thread: a handler sleeping between bytes would stall
+   * everybody. 64 KiB at 16 KiB/s: four seconds. */
+  start("op=GetObject,nth=1,action=drip:16384", "1");
+  OK(put_obj(NULL));
+  pthread_t t;
+  struct timed slow = {0};
+  double t0 = mono_now();
+  pthread_create(&t, NULL, slow_get, &slow);
+  usleep(200000);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "obj", &info, err));
+  double head_done = mono_now() - t0;
+  pthread_join(t, NULL);
+  cr_assert_eq(slow.rc, HIPOBJ_OK);
+  /* The pace is the server's: it cannot be faster than (n - 1) / BPS. */
+  cr_assert(slow.seconds >= 3.9, "dripped GET took %.3f s", slow.seconds);
+  cr_assert(head_done < slow.seconds,
+            "HEAD done after %.3f s, behind the dripping GET (%.3f s)",
+            head_done, slow.seconds);
+}
+
+/* A signed raw GET of target, its answer's <el> text copied to out. */
+static void list_el(const char *target, const char *el, char *out, size_t n) {
+  struct http_resp r;
+  http_send(srv.url, &(struct sreq){.method = "GET", .target = target}, &r);
+  cr_assert_eq(r.status, 200, "%s: %d %s", target, r.status, r.body);
+  cr_assert_str_eq(xml_text(&r, "IsTruncated"), "true", "%s", r.body);
+  snprintf(out, n, "%s", xml_text(&r, el));
+  resp_free(&r);
+}
+
+Test(faults, repeat_token_listings_never_end) {
+  start("op=ListObjectsV2,action=repeat-token;op=ListObjects,"
+        "action=repeat-token:2;op=ListParts,action=repeat-token",
+        NULL);
+  OK(put_obj(NULL));
+  char tok[256], again[256], target[512];
+  /* v2: a fixed token on the first page, then the one sent. */
+  list_el("/" T_BUCKET "?list-type=2", "NextContinuationToken", tok,
+          sizeof tok);
+  cr_assert_neq(tok[0], '\0');
+  snprintf(target, sizeof target,
+           "/" T_BUCKET "?list-type=2&"
+           "continuation-token=%s",
+           tok);
+  list_el(target, "NextContinuationToken", again, sizeof again);
+  cr_assert_str_eq(again, tok);
+  /* v1 with a cycle of two markers: 1, 2, 1. */
+  list_el("/" T_BUCKET, "NextMarker", tok, sizeof tok);
+  cr_assert_str_eq(tok, "hipobj-repeat-token-1");
+  list_el("/" T_BUCKET "?marker=hipobj-repeat-token-1", "NextMarker", tok,
+          sizeof tok);
+  cr_assert_str_eq(tok, "hipobj-repeat-token-2");
+  list_el("/" T_BUCKET "?marker=hipobj-repeat-token-2", "NextMarker", tok,
+          sizeof tok);
+  cr_assert_str_eq(tok, "hipobj-repeat-token-1");
+  /* ListParts: the marker sent comes back. */
+  struct hipobj_mpu *mpu = NULL;
+  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "mp", NULL, &mpu, err));
+  snprintf(target, sizeof target,
+           "/" T_BUCKET "/mp?uploadId=%s&"
+           "part-number-marker=3",
+           hipobj_mpu_upload_id(mpu));
+  list_el(target, "NextPartNumberMarker", tok, sizeof tok);
+  cr_assert_str_eq(tok, "3");
+  hipobj_mpu_free(mpu);
+}

@@ -1,0 +1,120 @@
+/* test_config_stall.c - unit tests of the stall detection settings in
+ * config.c: low_speed_bytes_per_s (default, HIPOBJ_LOW_SPEED, limits, a
+ * caller's struct from before the field) next to stall_timeout_ms and
+ * request_timeout_ms. Kept apart from test_config.c, which is long enough.
+ * The environment is a fake getenv over a table; HOME names a directory
+ * that does not exist, so no AWS file is read. */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "src/config.h"
+#include "src/error_int.h"
+
+#define MAX_ENV 8
+static const char *env_names[MAX_ENV];
+static const char *env_values[MAX_ENV];
+static size_t env_count;
+
+static void set_env(const char *name, const char *value) {
+  for (size_t i = 0; i < env_count; i++)
+    if (strcmp(env_names[i], name) == 0) {
+      env_values[i] = value;
+      return;
+    }
+  cr_assert(env_count < MAX_ENV);
+  env_names[env_count] = name;
+  env_values[env_count++] = value;
+}
+
+static const char *fake_getenv(const char *name) {
+  for (size_t i = 0; i < env_count; i++)
+    if (strcmp(env_names[i], name) == 0)
+      return env_values[i];
+  return NULL;
+}
+
+static void setup(void) {
+  env_count = 0;
+  set_env("HOME", "/nonexistent/hipobj-test-config-stall");
+  set_env("AWS_ACCESS_KEY_ID", "AKENV");
+  set_env("AWS_SECRET_ACCESS_KEY", "SKENV");
+}
+
+TestSuite(config_stall, .init = setup);
+
+/* The resolved low speed; fails the test when resolving fails. */
+static unsigned low_speed(const struct hipobj_client_config *cfg) {
+  struct hipobj_error e = {0};
+  struct hcfg c;
+  int rc = hcfg_resolve(cfg, fake_getenv, &c, &e);
+  cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+  unsigned v = c.low_speed_bytes_per_s;
+  hcfg_free(&c);
+  return v;
+}
+
+/* Resolving fails with status; returns the message. */
+static const char *resolve_fail(const struct hipobj_client_config *cfg,
+                                int status) {
+  static struct hipobj_error e;
+  memset(&e, 0, sizeof e);
+  struct hcfg c;
+  int rc = hcfg_resolve(cfg, fake_getenv, &c, &e);
+  cr_assert_eq(rc, status, "rc %d (want %d): %s", rc, status, e.message);
+  return e.message;
+}
+
+Test(config_stall, defaults) {
+  struct hcfg c;
+  struct hipobj_error e = {0};
+  cr_assert_eq(hcfg_resolve(NULL, fake_getenv, &c, &e), HIPOBJ_OK, "%s",
+               e.message);
+  cr_assert_eq(c.low_speed_bytes_per_s, 1024);
+  cr_assert_eq(c.stall_timeout_ms, 30000);
+  cr_assert_eq(c.request_timeout_ms, 0, "no whole-request deadline");
+  hcfg_free(&c);
+}
+
+Test(config_stall, field_wins_over_the_environment) {
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.low_speed_bytes_per_s = 1;
+  set_env("HIPOBJ_LOW_SPEED", "4096");
+  cr_assert_eq(low_speed(&cfg), 1);
+  cr_assert_eq(low_speed(NULL), 4096);
+  /* A size, as elsewhere in the configuration. */
+  set_env("HIPOBJ_LOW_SPEED", "64KiB");
+  cr_assert_eq(low_speed(NULL), 64 * 1024);
+  set_env("HIPOBJ_LOW_SPEED", "");
+  cr_assert_eq(low_speed(NULL), 1024, "empty counts as unset");
+}
+
+Test(config_stall, limits) {
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.low_speed_bytes_per_s = 1u << 30;
+  cr_assert_eq(low_speed(&cfg), 1u << 30);
+  cfg.low_speed_bytes_per_s = (1u << 30) + 1;
+  const char *m = resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT);
+  cr_assert(strstr(m, "low_speed_bytes_per_s 1073741825"), "%s", m);
+  static const char *const bad[] = {"0", "-5", "fast", "2GiB", "1.5"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    set_env("HIPOBJ_LOW_SPEED", bad[i]);
+    m = resolve_fail(NULL, HIPOBJ_E_CONFIG);
+    char want[64];
+    snprintf(want, sizeof want, "HIPOBJ_LOW_SPEED='%s'", bad[i]);
+    cr_assert(strstr(m, want), "%s", m);
+  }
+}
+
+Test(config_stall, a_struct_from_before_the_field_gets_the_default) {
+  /* A caller built against a header without the field: struct_size stops
+   * before it, and whatever follows in memory is not read. */
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.struct_size =
+      offsetof(struct hipobj_client_config, low_speed_bytes_per_s);
+  cfg.low_speed_bytes_per_s = 7;
+  cr_assert_eq(low_speed(&cfg), 1024);
+  cfg.struct_size = sizeof cfg;
+  cr_assert_eq(low_speed(&cfg), 7);
+}
