@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/error_int.h"
+#include "../src/base/error.h"
 #include "rc_client.h"
 
 struct rdma_rc_async {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/strutil.h"
+#include "../src/base/strutil.h"
 #include "crc64nvme.h"
 #include "rc_client.h"
 

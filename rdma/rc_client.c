@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
-#include "../src/strutil.h"
+#include "../src/base/error.h"
+#include "../src/base/strutil.h"
 #include "crc64nvme.h"
 #include "qp.h"
 

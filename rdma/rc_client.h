@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "../s3/uri.h"
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 #include "hipobj.h"
 #include "mr.h"
 #include "qp.h"

@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
-#include "../src/strutil.h"
+#include "../src/base/error.h"
+#include "../src/base/strutil.h"
 #include "crc64nvme.h"
 #include "mr.h"
 #include "qp.h"

@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
+#include "../src/base/error.h"
 #include "crc64nvme.h"
 #include "rc_server_int.h"
 

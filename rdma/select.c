@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/error_int.h"
+#include "../src/base/error.h"
 #include "token.h"
 
 #define OP "RDMA"

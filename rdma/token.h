@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "../s3/uri.h"
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 
 /* ---- RC token (§2) ------------------------------------------------------ */
 

@@ -18,7 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "../src/strutil.h"
+#include "../src/base/strutil.h"
 
 #define DEFAULT_BODY_LIMIT (1u << 20)
 #define EXPECT_CONTINUE_MIN (1u << 20) /* body bytes */

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/buf.h"
-#include "../src/log.h"
+#include "../src/base/buf.h"
+#include "../src/base/log.h"
 
 struct s3_http;
 

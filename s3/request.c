@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/strutil.h"
+#include "../src/base/strutil.h"
 #include "crypto.h"
 
 void s3_endpoint_free(struct s3_endpoint *ep) {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 #include "sigv4.h"
 #include "uri.h"
 

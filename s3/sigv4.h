@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 #include "crypto.h"
 
 struct s3_header {

@@ -23,7 +23,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-#include "../src/strutil.h"
+#include "../src/base/strutil.h"
 #include "uri.h"
 #include "xml_doc.h"
 

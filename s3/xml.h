@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 
 /* Every parser returns 0 on success, or -1 with a one-line reason in `why`
  * (e.g. "malformed XML: line 1: ...", "missing <UploadId>"). */

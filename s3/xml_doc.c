@@ -10,8 +10,8 @@
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 
-#include "../src/buf.h"
-#include "../src/strutil.h"
+#include "../src/base/buf.h"
+#include "../src/base/strutil.h"
 
 #if LIBXML_VERSION >= 21200
 typedef const xmlError *xml_error_ptr;

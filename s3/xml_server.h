@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 #include "xml.h"
 
 /* <CompleteMultipartUpload><Part><PartNumber/><ETag/>[<ChecksumCRC32C/>]

@@ -7,10 +7,10 @@
 
 #include "../s3/http.h"
 #include "../s3/request.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/workq.h"
 #include "config.h"
-#include "error_int.h"
-#include "log.h"
-#include "workq.h"
 
 struct hstage_pool;
 struct hworkq;

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "client_int.h"
 #include "ops.h"
 #include "plan.h"
 #include "rdma_glue.h"
 #include "staging.h"
-#include "strutil.h"
 
 /* One ranged (or whole-object) GET into a window of the destination. */
 struct get_part {

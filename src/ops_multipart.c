@@ -10,12 +10,12 @@
 
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
+#include "base/strutil.h"
 #include "client_int.h"
 #include "ops.h"
 #include "plan.h"
 #include "rdma_glue.h"
 #include "staging.h"
-#include "strutil.h"
 
 struct hipobj_mpu {
   struct hipobj_client *client;

@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "../s3/xml.h"
+#include "base/strutil.h"
 #include "client_int.h"
 #include "gpu.h"
 #include "ops.h"
 #include "plan.h"
 #include "rdma_glue.h"
 #include "staging.h"
-#include "strutil.h"
 
 const char *hipobj_data_path_name(enum hipobj_data_path path) {
   switch (path) {

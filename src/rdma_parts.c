@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "client_int.h"
 #include "rdma_glue.h"
-#include "strutil.h"
 
 #define MAX_PART_WORKERS 16
 

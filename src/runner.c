@@ -17,10 +17,10 @@
 #include "../s3/checksum.h"
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
+#include "base/cpus.h"
+#include "base/strutil.h"
+#include "base/workq.h"
 #include "client_int.h"
-#include "cpus.h"
-#include "strutil.h"
-#include "workq.h"
 
 #define BACKOFF_CAP_MS 20000u
 /* Payloads from this size on are hashed on a hashing thread: below it the

@@ -13,8 +13,8 @@
 
 #include "../s3/checksum.h"
 #include "../s3/crypto.h"
+#include "base/strutil.h"
 #include "gpu.h"
-#include "strutil.h"
 
 /* ---- pool ---------------------------------------------------------------- */
 

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strutil.h"
+#include "base/workq.h"
 #include "client_int.h"
 #include "gpu.h"
 #include "ops.h"
-#include "strutil.h"
-#include "workq.h"
 
 #define POOL_MAX_THREADS 16u
 

@@ -14,7 +14,7 @@
 #include "rdma/crc64nvme.h"
 #include "rdma/mr.h"
 #include "rdma/qp.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 /* ---- object store backend ---------------------------------------------------
  */

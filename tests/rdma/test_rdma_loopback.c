@@ -19,7 +19,7 @@
 #include "rdma/device.h"
 #include "rdma/mr.h"
 #include "rdma/token.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 struct end {
   struct ibv_context *ctx;

@@ -13,7 +13,7 @@
 #include "rc_harness.h"
 #include "rdma/crc64nvme.h"
 #include "rdma/mr.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 static struct harness H;
 

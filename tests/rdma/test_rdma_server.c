@@ -14,7 +14,7 @@
 #include "rc_http_ops.h"
 #include "rdma/mr.h"
 #include "rdma/qp.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 static struct server_proc srv;
 static struct http_ops H;

@@ -27,7 +27,7 @@
 #include "rdma/device.h"
 #include "rdma/mr.h"
 #include "rdma/token.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 #define MiB (1u << 20)
 

@@ -30,7 +30,7 @@
 #include "handlers.h"
 #include "rdma/rc_server.h"
 #include "s3/crypto.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 static int all_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)

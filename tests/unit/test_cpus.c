@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cpus.h"
+#include "src/base/cpus.h"
 
 static char root[] = "/tmp/hipobj-cpus-XXXXXX";
 

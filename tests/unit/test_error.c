@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 Test(status, every_status_has_text_and_unknown_is_handled) {
   for (int s = HIPOBJ_OK; s <= HIPOBJ_E_INTERNAL; s++) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error_int.h"
+#include "error.h"
 #include "strutil.h"
 
 static const char *const status_text[] = {

@@ -1,7 +1,8 @@
-/* error_int.h - the layout of struct hipobj_error and the helpers that fill it.
- * Only this header and error.c know the fields. */
-#ifndef HIPOBJ_ERROR_INT_H
-#define HIPOBJ_ERROR_INT_H
+/* error.h - the layout of struct hipobj_error and the helpers that fill it
+ * (herr_*), shared by src/ and the layers below it. Users of the library
+ * see only the accessors of hipobj.h (error.c). */
+#ifndef HIPOBJ_BASE_ERROR_H
+#define HIPOBJ_BASE_ERROR_H
 
 #include "hipobj.h"
 
