@@ -6,8 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../src/base/crc64nvme.h"
 #include "../src/base/strutil.h"
-#include "crc64nvme.h"
 #include "rc_client.h"
 
 const char *rdma_answer_header(const struct rdma_control_answer *a,

@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/base/crc64nvme.h"
 #include "../src/base/error.h"
 #include "../src/base/strutil.h"
-#include "crc64nvme.h"
 #include "mr.h"
 #include "qp.h"
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "crc64nvme.h"
+#include "../src/base/crc64nvme.h"
 
 static const char hexdigits[] = "0123456789abcdef";
 

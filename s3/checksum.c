@@ -1,14 +1,15 @@
 /* checksum.c - the CRCs of S3's flexible checksums: CRC32C and CRC32
  * through ISA-L, which picks the CPU's fastest routine (SSE4.2/PCLMUL on
  * x86, CRC instructions on ARM) at run time; CRC64NVME through
- * rdma/crc64nvme.c (slice-by-16) rather than a third implementation. */
+ * src/base/crc64nvme.c (slice-by-16, shared with rdma/) rather than a third
+ * implementation. */
 #include "checksum.h"
 
 #include <isa-l/crc.h>
 #include <limits.h>
 #include <string.h>
 
-#include "../rdma/crc64nvme.h"
+#include "../src/base/crc64nvme.h"
 #include "crypto.h"
 
 uint32_t s3_crc32c(uint32_t crc, const void *data, size_t len) {

@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdma/crc64nvme.h"
 #include "rdma/mr.h"
 #include "rdma/qp.h"
+#include "src/base/crc64nvme.h"
 #include "src/base/error.h"
 
 /* ---- object store backend ---------------------------------------------------

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma/crc64nvme.h"
 #include "rdma/token.h"
 #include "s3/sigv4.h"
+#include "src/base/crc64nvme.h"
 
 #define S(lit) (lit), strlen(lit)
 

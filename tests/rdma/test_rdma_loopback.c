@@ -15,10 +15,10 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "rdma/crc64nvme.h"
 #include "rdma/device.h"
 #include "rdma/mr.h"
 #include "rdma/token.h"
+#include "src/base/crc64nvme.h"
 #include "src/base/error.h"
 
 struct end {

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "rc_harness.h"
-#include "rdma/crc64nvme.h"
 #include "rdma/mr.h"
+#include "src/base/crc64nvme.h"
 #include "src/base/error.h"
 
 static struct harness H;
