@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../s3/uri.h"
 #include "../src/base/buf.h"
+#include "../src/base/uri.h"
 #include "hipobj.h"
 #include "mr.h"
 #include "qp.h"

@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../s3/uri.h"
 #include "../src/base/buf.h"
+#include "../src/base/uri.h"
 
 /* ---- RC token (§2) ------------------------------------------------------ */
 

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "../src/base/buf.h"
+#include "../src/base/uri.h"
 #include "sigv4.h"
-#include "uri.h"
 
 struct s3_endpoint {
   char *scheme;    /* "http" or "https" */

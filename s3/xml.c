@@ -24,7 +24,7 @@
 #include <libxml/xmlerror.h>
 
 #include "../src/base/strutil.h"
-#include "uri.h"
+#include "../src/base/uri.h"
 #include "xml_doc.h"
 
 #define S3_B64_CHARS                                                           \

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "../s3/uri.h"
+#include "base/uri.h"
 #include "hipobj.h"
 
 struct hrdma_job {

@@ -17,9 +17,9 @@
 #include <time.h>
 
 #include "s3/sigv4.h"
-#include "s3/uri.h"
 #include "s3/xml.h"
 #include "server.h"
+#include "src/base/uri.h"
 
 #define ALGO "AWS4-HMAC-SHA256"
 #define MAX_EXPIRES 604800

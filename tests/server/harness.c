@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "s3/sigv4.h"
-#include "s3/uri.h"
+#include "src/base/uri.h"
 
 double mono_now(void) {
   struct timespec ts;

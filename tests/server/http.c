@@ -21,8 +21,8 @@
 #include <time.h>
 
 #include "handlers.h"
-#include "s3/uri.h"
 #include "server.h"
+#include "src/base/uri.h"
 
 static enum MHD_Result h_not_allowed(struct req *r) {
   return srv_error(r, 405, "MethodNotAllowed",

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "s3/uri.h"
+#include "src/base/uri.h"
 #include "storage.h"
 
 int st_obj_commit(const struct server *s, const char *bucket, const char *key,

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "s3/uri.h"
+#include "src/base/uri.h"
 
 #define N_STRIPES 64
 

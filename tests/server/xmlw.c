@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "s3/uri.h"
 #include "server.h"
+#include "src/base/uri.h"
 
 void xml_begin(struct hbuf *b, const char *root) {
   hbuf_printf(

@@ -28,7 +28,7 @@
 
 #include "s3/crypto.h"
 #include "s3/sigv4.h"
-#include "s3/uri.h"
+#include "src/base/uri.h"
 
 extern char **environ;
 

@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "s3/uri.h"
+#include "src/base/uri.h"
 
 static char *enc(const char *s, int keep_slash) {
   struct hbuf b = HBUF_INIT;

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../src/base/buf.h"
+#include "buf.h"
 
 /* Appends s[0..n) percent-encoded: A-Z a-z 0-9 - . _ ~ stay, every other
  * byte becomes %XX (uppercase). With keep_slash, '/' stays as is (object key
