@@ -153,7 +153,7 @@ struct rdma_rc_request {
   const char *bucket, *key;
   /* UploadPart: partNumber + uploadId; GET of a part: partNumber;
    * versionId. Sorted into the target (§3.4). */
-  const struct s3_param *query;
+  const struct hparam *query;
   size_t nq;
   uint64_t offset; /* GET: first byte; PUT: must be 0 */
   uint64_t size;   /* bytes (>= 1) */

@@ -308,7 +308,7 @@ static int parse_query(struct session *x, const char *q, size_t n,
     const char *eq = memchr(q, '=', len);
     size_t nl = eq ? (size_t)(eq - q) : len;
     struct hbuf v = HBUF_INIT;
-    if (eq && s3_uri_decode(&v, eq + 1, len - nl - 1) != 0) {
+    if (eq && huri_decode(&v, eq + 1, len - nl - 1) != 0) {
       hbuf_free(&v);
       return rdma_srv_error(a, 400, "InvalidArgument",
                             "malformed target query");

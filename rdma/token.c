@@ -548,17 +548,17 @@ void rdma_etag_unquote(const char *s, size_t n, const char **out,
 /* ---- X-Amz-Rdma-Target --------------------------------------------------- */
 
 int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
-                      const struct s3_param *query, size_t nq) {
+                      const struct hparam *query, size_t nq) {
   if (!out || !bucket || !*bucket || !key || !*key || (nq && !query))
     return -1;
   size_t start = out->len;
   int rc = hbuf_putc(out, '/');
-  rc |= s3_uri_encode(out, bucket, strlen(bucket), 0);
+  rc |= huri_encode(out, bucket, strlen(bucket), 0);
   rc |= hbuf_putc(out, '/');
-  rc |= s3_uri_encode(out, key, strlen(key), 1);
+  rc |= huri_encode(out, key, strlen(key), 1);
   if (nq) {
     rc |= hbuf_putc(out, '?');
-    rc |= s3_canonical_query(out, query, nq);
+    rc |= huri_canonical_query(out, query, nq);
   }
   if (rc != 0 || out->oom) {
     /* Leave the buffer as it was (the oom flag stays for the caller). */
@@ -590,8 +590,8 @@ int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
   if (klen == 0)
     return set_why(why, "target has no key");
   size_t b0 = bucket->len, k0 = key->len;
-  if (s3_uri_decode(bucket, s + 1, blen) != 0 ||
-      s3_uri_decode(key, slash + 1, klen) != 0) {
+  if (huri_decode(bucket, s + 1, blen) != 0 ||
+      huri_decode(key, slash + 1, klen) != 0) {
     bucket->len = b0;
     key->len = k0;
     if (bucket->data)

@@ -214,11 +214,12 @@ void rdma_etag_unquote(const char *s, size_t n, const char **out,
  */
 
 /* Appends "/" + enc(bucket) + "/" + enc(key, '/' kept) and, when nq > 0,
- * "?" + the canonical query (names sorted, values encoded; s3/uri.h). Both
+ * "?" + the canonical query (names sorted, values encoded;
+ * src/base/uri.h). Both
  * bucket and key must be non-empty. Returns -1 (out unchanged) on empty
  * names or allocation failure. */
 int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
-                      const struct s3_param *query, size_t nq);
+                      const struct hparam *query, size_t nq);
 
 #define RDMA_TARGET_MAX 2047
 

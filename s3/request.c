@@ -137,13 +137,13 @@ int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
   } else {
     if (r->bucket && !ep->virtual_hosted) {
       hbuf_putc(&uri, '/');
-      s3_uri_encode(&uri, r->bucket, strlen(r->bucket), 0);
+      huri_encode(&uri, r->bucket, strlen(r->bucket), 0);
     }
     hbuf_putc(&uri, '/');
     if (r->key)
-      s3_uri_encode(&uri, r->key, strlen(r->key), 1);
+      huri_encode(&uri, r->key, strlen(r->key), 1);
   }
-  s3_canonical_query(&query, r->params, r->n_params);
+  huri_canonical_query(&query, r->params, r->n_params);
   hbuf_printf(&url, "%s://%s%s%s%s", ep->scheme, hbuf_str(&host),
               hbuf_str(&uri), query.len ? "?" : "", hbuf_str(&query));
   if (host.oom || uri.oom || query.oom || url.oom)

@@ -42,7 +42,7 @@ struct s3_request {
   const char *key;           /* NULL: bucket-level request */
   const char *path_override; /* raw canonical path (e.g. "/.hipobj-rc/prepare"),
                                 used instead of bucket/key when set */
-  struct s3_param params[S3_MAX_PARAMS];
+  struct hparam params[S3_MAX_PARAMS];
   size_t n_params;
   struct s3_header headers[S3_MAX_HEADERS]; /* extra headers to sign and send */
   size_t n_headers;

@@ -471,7 +471,7 @@ void s3_xml_list_parts_free(struct s3_list_parts *lp) {
 
 /* With EncodingType=url, S3 (and MinIO) encode keys like an HTML form: a
  * space becomes '+', and a literal '+' is always sent as %2B. So '+' is a
- * space here, unlike in s3_uri_decode. */
+ * space here, unlike in huri_decode. */
 static int form_decode_inplace(char **s) {
   struct hbuf plus = HBUF_INIT, dec = HBUF_INIT;
   hbuf_puts(&plus, *s);
@@ -479,7 +479,7 @@ static int form_decode_inplace(char **s) {
     if (plus.data[i] == '+')
       plus.data[i] = ' ';
   int rc = -1;
-  if (!plus.oom && s3_uri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
+  if (!plus.oom && huri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
       strlen(hbuf_str(&dec)) == dec.len) {
     char *d = hbuf_steal(&dec);
     if (d) {

@@ -253,7 +253,7 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
     /* RDMA first when it can be tried (client policy). */
     char n[16];
     snprintf(n, sizeof n, "%u", number);
-    struct s3_param q[2] = {{"partNumber", n}, {"uploadId", m->upload_id}};
+    struct hparam q[2] = {{"partNumber", n}, {"uploadId", m->upload_id}};
     struct hrdma_job job = {.is_put = 1,
                             .bucket = m->bucket,
                             .key = m->key,
@@ -558,8 +558,7 @@ static int rdma_part(struct mp_state *st, const struct hipobj_mem *src,
                      unsigned number, uint64_t off, uint64_t len) {
   char num[16];
   snprintf(num, sizeof num, "%u", number);
-  struct s3_param q[2] = {{"partNumber", num},
-                          {"uploadId", st->mpu->upload_id}};
+  struct hparam q[2] = {{"partNumber", num}, {"uploadId", st->mpu->upload_id}};
   struct hipobj_mem pm = *src;
   pm.ptr = (char *)src->ptr + off;
   pm.len = (size_t)len;

@@ -25,7 +25,7 @@ static int hex_value(unsigned char c) {
   return -1;
 }
 
-int s3_uri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash) {
+int huri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash) {
   static const char digits[] = "0123456789ABCDEF";
   if (!out || (!s && n))
     return -1;
@@ -49,7 +49,7 @@ int s3_uri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash) {
   return 0;
 }
 
-int s3_uri_decode(struct hbuf *out, const char *s, size_t n) {
+int huri_decode(struct hbuf *out, const char *s, size_t n) {
   if (!out || (!s && n))
     return -1;
   /* The result is never longer than the input. */
@@ -92,15 +92,15 @@ static int cmp_enc_param(const void *a, const void *b) {
 
 static char *encode_dup(const char *s) {
   struct hbuf b = HBUF_INIT;
-  if (s3_uri_encode(&b, s, strlen(s), 0) != 0) {
+  if (huri_encode(&b, s, strlen(s), 0) != 0) {
     hbuf_free(&b);
     return NULL;
   }
   return hbuf_steal(&b);
 }
 
-int s3_canonical_query(struct hbuf *out, const struct s3_param *params,
-                       size_t n) {
+int huri_canonical_query(struct hbuf *out, const struct hparam *params,
+                         size_t n) {
   if (!out || (!params && n))
     return -1;
   if (n == 0)

@@ -1,7 +1,10 @@
-/* uri.h - S3's URI encoding (RFC 3986 unreserved set, uppercase hex), used
- * for canonical paths, query strings and the URLs sent. */
-#ifndef HIPOBJ_S3_URI_H
-#define HIPOBJ_S3_URI_H
+/* uri.h - percent-encoding the way S3's SigV4 wants it (RFC 3986 unreserved
+ * set, uppercase hex), a neutral key/value parameter and the canonical
+ * query string built from a list of them. s3/ encodes the paths, queries
+ * and URLs it signs and sends with it; rdma/ the X-Amz-Rdma-Target it
+ * builds and parses; the same bytes either way. */
+#ifndef HIPOBJ_BASE_URI_H
+#define HIPOBJ_BASE_URI_H
 
 #include <stddef.h>
 
@@ -10,14 +13,15 @@
 /* Appends s[0..n) percent-encoded: A-Z a-z 0-9 - . _ ~ stay, every other
  * byte becomes %XX (uppercase). With keep_slash, '/' stays as is (object key
  * paths: each segment is encoded once, the path is never normalised). */
-int s3_uri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash);
+int huri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash);
 
 /* Decodes %XX sequences (and nothing else: '+' stays '+'). Returns -1 on a
  * malformed escape. */
-int s3_uri_decode(struct hbuf *out, const char *s, size_t n);
+int huri_decode(struct hbuf *out, const char *s, size_t n);
 
-/* A query parameter; value NULL means a bare name ("?uploads"). */
-struct s3_param {
+/* A key/value parameter (an S3 query parameter); value NULL means a bare
+ * name ("?uploads"). */
+struct hparam {
   const char *name;
   const char *value;
 };
@@ -25,7 +29,7 @@ struct s3_param {
 /* Appends the canonical query string: each name and value encoded, sorted
  * by encoded name then value, "name=value" joined with '&' (a bare name
  * becomes "name="). The same string is used in the URL. */
-int s3_canonical_query(struct hbuf *out, const struct s3_param *params,
-                       size_t n);
+int huri_canonical_query(struct hbuf *out, const struct hparam *params,
+                         size_t n);
 
 #endif

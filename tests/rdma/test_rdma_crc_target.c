@@ -120,7 +120,7 @@ Test(crc64nvme, incremental_and_combine_match_reference) {
 /* ---- X-Amz-Rdma-Target (§3.4) ----------------------------------------------
  */
 
-static char *target(const char *b, const char *k, const struct s3_param *q,
+static char *target(const char *b, const char *k, const struct hparam *q,
                     size_t nq) {
   struct hbuf out = HBUF_INIT;
   if (rdma_target_build(&out, b, k, q, nq) != 0) {
@@ -142,11 +142,11 @@ Test(target, build) {
   free(t);
   /* Query keys sorted whatever order they come in (the bridge emits
    * uploadId first; §5.3). */
-  struct s3_param part[] = {{"uploadId", "2~abc/def+="}, {"partNumber", "3"}};
+  struct hparam part[] = {{"uploadId", "2~abc/def+="}, {"partNumber", "3"}};
   t = target("b", "k", part, 2);
   cr_expect_str_eq(t, "/b/k?partNumber=3&uploadId=2~abc%2Fdef%2B%3D");
   free(t);
-  struct s3_param ver[] = {{"versionId", "v 1"}};
+  struct hparam ver[] = {{"versionId", "v 1"}};
   t = target("b", "k", ver, 1);
   cr_expect_str_eq(t, "/b/k?versionId=v%201");
   free(t);

@@ -312,7 +312,7 @@ void expect_s3_error(struct http_resp *r, int status, const char *code,
 
 /* Canonical query of a raw query string (decoded, then re-encoded). */
 static void canonical_query(const char *q, struct hbuf *out) {
-  struct s3_param p[64] = {{NULL, NULL}};
+  struct hparam p[64] = {{NULL, NULL}};
   char *names[64], *values[64];
   size_t n = 0;
   while (q && *q && n < 64) {
@@ -320,9 +320,9 @@ static void canonical_query(const char *q, struct hbuf *out) {
     const char *eq = memchr(q, '=', k);
     size_t nl = eq ? (size_t)(eq - q) : k;
     struct hbuf a = HBUF_INIT, b = HBUF_INIT;
-    s3_uri_decode(&a, q, nl);
+    huri_decode(&a, q, nl);
     if (eq)
-      s3_uri_decode(&b, eq + 1, k - nl - 1);
+      huri_decode(&b, eq + 1, k - nl - 1);
     names[n] = hbuf_steal(&a);
     values[n] = hbuf_steal(&b);
     p[n].name = names[n];
@@ -330,7 +330,7 @@ static void canonical_query(const char *q, struct hbuf *out) {
     n++;
     q += k + (q[k] == '&');
   }
-  s3_canonical_query(out, p, n);
+  huri_canonical_query(out, p, n);
   for (size_t i = 0; i < n; i++) {
     free(names[i]);
     free(values[i]);
@@ -453,14 +453,14 @@ char *presign(const char *url, const char *method, const char *path,
   snprintf(cred, sizeof cred, "%s/%.8s/%s/s3/aws4_request", ak ? ak : T_AK, amz,
            T_REGION);
   snprintf(exp, sizeof exp, "%ld", expires);
-  struct s3_param p[] = {{"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
-                         {"X-Amz-Credential", cred},
-                         {"X-Amz-Date", amz},
-                         {"X-Amz-Expires", exp},
-                         {"X-Amz-SignedHeaders", "host"}};
+  struct hparam p[] = {{"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
+                       {"X-Amz-Credential", cred},
+                       {"X-Amz-Date", amz},
+                       {"X-Amz-Expires", exp},
+                       {"X-Amz-SignedHeaders", "host"}};
   struct hbuf q = HBUF_INIT, creq = HBUF_INIT, sh = HBUF_INIT, sts = HBUF_INIT,
               out = HBUF_INIT;
-  s3_canonical_query(&q, p, 5);
+  huri_canonical_query(&q, p, 5);
   struct s3_header h[] = {{"host", host}};
   struct s3_sigv4_input in = {
       method, path,     hbuf_str(&q), h,    1,   S3_UNSIGNED_PAYLOAD,

@@ -71,7 +71,7 @@ void xml_el_key(struct hbuf *b, const char *name, const char *text,
     return;
   }
   hbuf_printf(b, "<%s>", name);
-  s3_uri_encode(b, text ? text : "", text ? strlen(text) : 0, 1);
+  huri_encode(b, text ? text : "", text ? strlen(text) : 0, 1);
   hbuf_printf(b, "</%s>", name);
 }
 

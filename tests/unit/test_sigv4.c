@@ -256,7 +256,7 @@ Test(sigv4_aws, put_object) {
   char hash[S3_SHA256_HEX_LEN + 1];
   s3_sha256_hex(body, strlen(body), hash);
   struct hbuf uri = HBUF_INIT;
-  cr_assert_eq(s3_uri_encode(&uri, "/test$file.text", 15, 1), 0);
+  cr_assert_eq(huri_encode(&uri, "/test$file.text", 15, 1), 0);
   /* Deliberately out of order and mixed case: canonicalisation sorts. */
   struct s3_header h[] = {{"x-amz-storage-class", "REDUCED_REDUNDANCY"},
                           {"X-Amz-Date", AWS_DATE},
@@ -291,9 +291,9 @@ static const char *const bucket_creq_tail =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 Test(sigv4_aws, get_bucket_lifecycle) {
-  struct s3_param q[] = {{"lifecycle", NULL}};
+  struct hparam q[] = {{"lifecycle", NULL}};
   struct hbuf query = HBUF_INIT, creq = HBUF_INIT;
-  cr_assert_eq(s3_canonical_query(&query, q, 1), 0);
+  cr_assert_eq(huri_canonical_query(&query, q, 1), 0);
   struct s3_header h[] = {{"Host", AWS_HOST},
                           {"x-amz-content-sha256", S3_EMPTY_SHA256},
                           {"x-amz-date", AWS_DATE}};
@@ -311,9 +311,9 @@ Test(sigv4_aws, get_bucket_lifecycle) {
 }
 
 Test(sigv4_aws, list_objects) {
-  struct s3_param q[] = {{"prefix", "J"}, {"max-keys", "2"}};
+  struct hparam q[] = {{"prefix", "J"}, {"max-keys", "2"}};
   struct hbuf query = HBUF_INIT, creq = HBUF_INIT;
-  cr_assert_eq(s3_canonical_query(&query, q, 2), 0);
+  cr_assert_eq(huri_canonical_query(&query, q, 2), 0);
   struct s3_header h[] = {{"x-amz-date", AWS_DATE},
                           {"Host", AWS_HOST},
                           {"x-amz-content-sha256", S3_EMPTY_SHA256}};
@@ -771,11 +771,11 @@ Test(sigv4_curl, put_special_path_and_folded_header) {
   struct hbuf path = HBUF_INIT, query = HBUF_INIT;
   hbuf_puts(&path, "/bucket/");
   const char *key = "dir/a b+c~d$e/\xc3\xbc(1)*.txt";
-  cr_assert_eq(s3_uri_encode(&path, key, strlen(key), 1), 0);
+  cr_assert_eq(huri_encode(&path, key, strlen(key), 1), 0);
   cr_assert_str_eq(hbuf_str(&path),
                    "/bucket/dir/a%20b%2Bc~d%24e/%C3%BC%281%29%2A.txt");
-  struct s3_param qp[] = {{"uploadId", "x y/z"}, {"partNumber", "7"}};
-  cr_assert_eq(s3_canonical_query(&query, qp, 2), 0);
+  struct hparam qp[] = {{"uploadId", "x y/z"}, {"partNumber", "7"}};
+  cr_assert_eq(huri_canonical_query(&query, qp, 2), 0);
   cr_assert_str_eq(hbuf_str(&query), "partNumber=7&uploadId=x%20y%2Fz");
 
   const char *body = "hello, world";
