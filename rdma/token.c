@@ -10,19 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../src/base/codec.h"
 #include "../src/base/crc64nvme.h"
-
-static const char hexdigits[] = "0123456789abcdef";
-
-static int hexval(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
+#include "../src/base/strutil.h"
 
 /* HTTP optional whitespace around a field value is not part of it. */
 static void trim(const char **s, size_t *n) {
@@ -47,26 +37,10 @@ static int parse_hex(const char *s, size_t n, size_t min, size_t max,
     return -1;
   uint64_t v = 0;
   for (size_t i = 0; i < n; i++) {
-    int d = hexval((unsigned char)s[i]);
+    int d = hhex_value((unsigned char)s[i]);
     if (d < 0)
       return -1;
     v = v << 4 | (uint64_t)d;
-  }
-  *out = v;
-  return 0;
-}
-
-static int parse_dec(const char *s, size_t n, uint64_t *out) {
-  if (!s || n == 0)
-    return -1;
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return -1;
-    unsigned d = (unsigned)(s[i] - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return -1;
-    v = v * 10 + d;
   }
   *out = v;
   return 0;
@@ -114,11 +88,7 @@ void rdma_token_encode(const struct rdma_rc_token *t,
                        char out[RDMA_TOKEN_HEX_LEN + 1]) {
   uint8_t raw[RDMA_TOKEN_BYTES];
   rdma_token_pack(t, raw);
-  for (int i = 0; i < RDMA_TOKEN_BYTES; i++) {
-    out[2 * i] = hexdigits[raw[i] >> 4];
-    out[2 * i + 1] = hexdigits[raw[i] & 0xf];
-  }
-  out[RDMA_TOKEN_HEX_LEN] = '\0';
+  hhex_encode(raw, RDMA_TOKEN_BYTES, out);
 }
 
 /* ":<1-16 hex>:<1-16 hex>", the legacy PREPARE suffix (§2.2). */
@@ -154,15 +124,11 @@ int rdma_token_decode(const char *s, size_t n, unsigned flags,
     return set_why(why, "token is shorter than 88 hex characters");
   }
   uint8_t raw[RDMA_TOKEN_BYTES];
+  if (hhex_decode(s, raw, RDMA_TOKEN_BYTES) != 0)
+    return set_why(why, "token contains a non-hex character");
   int zero = 1;
-  for (int i = 0; i < RDMA_TOKEN_BYTES; i++) {
-    int hi = hexval((unsigned char)s[2 * i]);
-    int lo = hexval((unsigned char)s[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return set_why(why, "token contains a non-hex character");
-    raw[i] = (uint8_t)(hi << 4 | lo);
+  for (int i = 0; i < RDMA_TOKEN_BYTES; i++)
     zero &= raw[i] == 0;
-  }
   if (zero) {
     if (!(flags & RDMA_TOKEN_ALLOW_LOOPBACK))
       return set_why(why, "token is the all-zero loopback marker");
@@ -211,11 +177,7 @@ int rdma_dc_encode(const struct rdma_dc_desc *d,
                "%016llx:%08x:%08x:%04x:%06x:%1x:", (unsigned long long)d->addr,
                (unsigned)d->size, (unsigned)d->rkey, (unsigned)d->lid,
                (unsigned)d->dctn, (unsigned)d->gid_present);
-  for (int i = 0; i < 16; i++) {
-    out[at + 2 * i] = hexdigits[d->gid[i] >> 4];
-    out[at + 2 * i + 1] = hexdigits[d->gid[i] & 0xf];
-  }
-  out[RDMA_DC_DESC_LEN] = '\0';
+  hhex_encode(d->gid, 16, out + at); /* ends at out[RDMA_DC_DESC_LEN] */
   return 0;
 }
 
@@ -242,14 +204,8 @@ int rdma_dc_decode(const char *s, size_t n, struct rdma_dc_desc *d,
     if (f < 6) {
       if (parse_hex(s + at, width[f], width[f], width[f], &v[f]) != 0)
         return set_why(why, "descriptor field is not hex");
-    } else {
-      for (int i = 0; i < 16; i++) {
-        int hi = hexval((unsigned char)s[at + 2 * i]);
-        int lo = hexval((unsigned char)s[at + 2 * i + 1]);
-        if (hi < 0 || lo < 0)
-          return set_why(why, "descriptor GID is not hex");
-        d->gid[i] = (uint8_t)(hi << 4 | lo);
-      }
+    } else if (hhex_decode(s + at, d->gid, 16) != 0) {
+      return set_why(why, "descriptor GID is not hex");
     }
     at += width[f];
   }
@@ -269,7 +225,7 @@ enum rdma_token_kind rdma_token_classify(const char *s, size_t n) {
     return RDMA_TOKEN_KIND_UNKNOWN;
   trim(&s, &n);
   size_t first = 0;
-  while (first < n && hexval((unsigned char)s[first]) >= 0)
+  while (first < n && hhex_value((unsigned char)s[first]) >= 0)
     first++;
   /* By shape only: a malformed RC token is still an RC token, which the
    * caller then rejects with the decoder's reason. */
@@ -396,11 +352,7 @@ int rdma_cookie_parse(const char *s, size_t n, uint32_t *cookie) {
 
 void rdma_session_format(const uint8_t id[16],
                          char out[RDMA_SESSION_HEX_LEN + 1]) {
-  for (int i = 0; i < 16; i++) {
-    out[2 * i] = hexdigits[id[i] >> 4];
-    out[2 * i + 1] = hexdigits[id[i] & 0xf];
-  }
-  out[RDMA_SESSION_HEX_LEN] = '\0';
+  hhex_encode(id, 16, out);
 }
 
 int rdma_session_check(const char *s, size_t n) {
@@ -410,7 +362,7 @@ int rdma_session_check(const char *s, size_t n) {
   if (n != RDMA_SESSION_HEX_LEN)
     return -1;
   for (size_t i = 0; i < n; i++)
-    if (hexval((unsigned char)s[i]) < 0)
+    if (hhex_value((unsigned char)s[i]) < 0)
       return -1;
   return 0;
 }
@@ -464,7 +416,7 @@ int rdma_size_parse(const char *s, size_t n, uint32_t *size) {
   if (!s)
     return -1;
   trim(&s, &n);
-  if (parse_dec(s, n, &v) != 0 || v == 0 || v > RDMA_SIZE_MAX)
+  if (hparse_u64(s, n, &v) != 0 || v == 0 || v > RDMA_SIZE_MAX)
     return -1;
   *size = (uint32_t)v;
   return 0;
@@ -474,7 +426,7 @@ int rdma_u64_parse(const char *s, size_t n, uint64_t *v) {
   if (!s)
     return -1;
   trim(&s, &n);
-  return parse_dec(s, n, v);
+  return hparse_u64(s, n, v);
 }
 
 const char *rdma_op_name(enum rdma_op op) {

@@ -23,12 +23,12 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include "../src/base/codec.h"
 #include "../src/base/strutil.h"
 #include "../src/base/uri.h"
 #include "xml_doc.h"
 
-#define S3_B64_CHARS                                                           \
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+#define S3_B64_CHARS HB64_ALPHABET "="
 
 #define S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define MAX_PART_NUMBER 10000

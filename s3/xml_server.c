@@ -8,9 +8,6 @@
  * optional, as it is for S3 itself. */
 #include "xml_server.h"
 
-#include "xml_doc.h"
-
-#include <ctype.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,6 +16,10 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
+
+#include "../src/base/codec.h"
+#include "../src/base/strutil.h"
+#include "xml_doc.h"
 
 #define MAX_PART_NUMBER 10000
 #define MAX_BODY (16u * 1024 * 1024)
@@ -66,28 +67,16 @@ static int leaf_text(const xmlNode *el, struct hbuf *out, struct hbuf *why) {
   return 0;
 }
 
-static void trim(const char **s, size_t *n) {
-  while (*n && isspace((unsigned char)**s)) {
-    (*s)++;
-    (*n)--;
-  }
-  while (*n && isspace((unsigned char)(*s)[*n - 1]))
-    (*n)--;
-}
-
 /* <ChecksumCRC32C> or <ChecksumCRC32> (name) into field: base64 of 4
  * bytes, 8 characters ending in "==". */
 static int read_crc(const char *name, const char *s, size_t n, char field[12],
                     struct hbuf *why) {
-  static const char b64[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-      "0123456789+/";
   if (field[0])
     return fail(why, "two <%s> in one <Part>", name);
   if (n != 8 || s[6] != '=' || s[7] != '=')
     return fail(why, "<%s> is not the base64 of 4 bytes", name);
   for (size_t i = 0; i < 6; i++)
-    if (!s[i] || !strchr(b64, s[i]))
+    if (hb64_value((unsigned char)s[i]) < 0)
       return fail(why, "<%s> is not the base64 of 4 bytes", name);
   memcpy(field, s, n);
   return 0;
@@ -124,7 +113,7 @@ static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
     }
     const char *s = hbuf_str(&t);
     size_t n = t.len;
-    trim(&s, &n);
+    hstrtrim(&s, &n);
     int rc = 0;
     if (is_num) {
       uint64_t v = 0;
@@ -236,7 +225,7 @@ int s3_xml_parse_delete_request(const char *xml, size_t len, size_t max_keys,
       }
       const char *s = hbuf_str(&t);
       size_t n = t.len;
-      trim(&s, &n);
+      hstrtrim(&s, &n);
       if (n == 4 && strncasecmp(s, "true", 4) == 0)
         out->quiet = 1;
       else if (!(n == 5 && strncasecmp(s, "false", 5) == 0)) {

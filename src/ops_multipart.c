@@ -10,6 +10,7 @@
 
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
+#include "base/codec.h"
 #include "base/strutil.h"
 #include "client_int.h"
 #include "ops.h"
@@ -339,7 +340,7 @@ static void multipart_etag(const struct s3_part *parts, size_t n,
   char hex[33];
   if (s3_md5(md5s, n * 16, digest) != 0)
     goto out; /* no ETag rather than a wrong one (MD5 unavailable) */
-  s3_hex(digest, 16, hex);
+  hhex_encode(digest, 16, hex);
   snprintf(out, 128, "\"%s-%zu\"", hex, n);
 out:
   free(md5s);

@@ -10,19 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
+
 static int is_unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-static int hex_value(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  return -1;
 }
 
 int huri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash) {
@@ -63,8 +55,8 @@ int huri_decode(struct hbuf *out, const char *s, size_t n) {
       continue;
     }
     /* Both hex digits must be present: "%", "%4" and "%zz" are malformed. */
-    int hi = i + 2 < n ? hex_value((unsigned char)s[i + 1]) : -1;
-    int lo = hi >= 0 ? hex_value((unsigned char)s[i + 2]) : -1;
+    int hi = i + 2 < n ? hhex_value((unsigned char)s[i + 1]) : -1;
+    int lo = hi >= 0 ? hhex_value((unsigned char)s[i + 2]) : -1;
     if (hi < 0 || lo < 0) {
       /* Leave the buffer as it was: no half-decoded string escapes. */
       out->len = start;

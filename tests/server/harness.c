@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "s3/sigv4.h"
+#include "src/base/codec.h"
 #include "src/base/uri.h"
 
 double mono_now(void) {
@@ -516,7 +517,7 @@ void md5_etag(const void *data, size_t n, char out[40]) {
   uint8_t d[16];
   char hex[33];
   s3_md5(data, n, d);
-  s3_hex(d, 16, hex);
+  hhex_encode(d, 16, hex);
   snprintf(out, 40, "\"%s\"", hex);
 }
 
@@ -559,5 +560,5 @@ void ref_b64(uint64_t v, int bytes, char out[16]) {
   uint8_t be[8];
   for (int i = 0; i < bytes; i++)
     be[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-  s3_base64(be, (size_t)bytes, out);
+  hb64_encode(be, (size_t)bytes, out);
 }

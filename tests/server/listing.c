@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "handlers.h"
+#include "src/base/codec.h"
 
 int list_limit(struct req *r, const char *name, unsigned cap, unsigned *out) {
   const char *v = req_param(r, name);
@@ -204,7 +205,7 @@ enum MHD_Result h_list_objects(struct req *r) {
     if (v2) {
       char *hex = malloc(2 * strlen(last) + 1);
       if (hex) {
-        s3_hex((const uint8_t *)last, strlen(last), hex);
+        hhex_encode((const uint8_t *)last, strlen(last), hex);
         xml_el(&x, "NextContinuationToken", hex);
       }
       free(hex);

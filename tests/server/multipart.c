@@ -34,6 +34,7 @@
 
 #include "handlers.h"
 #include "s3/xml_server.h"
+#include "src/base/codec.h"
 
 int valid_upload_id(const char *id) {
   if (!id || strlen(id) != 32)
@@ -463,7 +464,7 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   uint8_t d[16];
   char hex[33];
   s3_md5_end(md5, d);
-  s3_hex(d, 16, hex);
+  hhex_encode(d, 16, hex);
   m.n_parts = (unsigned)n;
   snprintf(m.etag, sizeof m.etag, "\"%s-%zu\"", hex, n);
   if (alg && cks_composite(alg, parts, n, composite) != 0) {

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/base/codec.h"
 #include "src/base/uri.h"
 
 #define N_STRIPES 64
@@ -91,7 +92,7 @@ void st_random_hex(char *out, size_t nbytes) {
       break;
     got += (size_t)n;
   }
-  s3_hex(buf, nbytes, out);
+  hhex_encode(buf, nbytes, out);
 }
 
 char *st_path(const struct server *s, const char *bucket, const char *fmt,
@@ -369,7 +370,7 @@ int st_file_etag(int fd, uint64_t size, char etag[80], enum cks_alg alg,
   uint8_t d[16];
   char hex[33];
   s3_md5_end(c, d);
-  s3_hex(d, 16, hex);
+  hhex_encode(d, 16, hex);
   snprintf(etag, 80, "\"%s\"", hex);
   return rc;
 }
