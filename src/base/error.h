@@ -4,6 +4,8 @@
 #ifndef HIPOBJ_BASE_ERROR_H
 #define HIPOBJ_BASE_ERROR_H
 
+#include <stdarg.h>
+
 #include "hipobj.h"
 
 struct hipobj_error {
@@ -25,9 +27,24 @@ struct hipobj_error {
 
 /* All setters accept err == NULL and return `status` so they can end a call:
  *   return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject", "bucket is
- * empty"); The one-line message is built as "<operation>: <text>". */
+ * empty"); The one-line message is built as "<operation>: <text>", or is
+ * the text alone when operation is NULL or "" (see herr_op). */
 int herr_set(struct hipobj_error *err, int status, const char *operation,
              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int herr_vset(struct hipobj_error *err, int status, const char *operation,
+              const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+/* Names the operation of a failure that a building block reported without
+ * one. Parsers, checks and request signing (s3/request.h, xml.h,
+ * xml_server.h, http.h's create, rdma/token.h, rc_check) work inside their
+ * caller's operation, so they fill err with operation NULL and the bare
+ * reason; the caller that knows the operation then sets it and prefixes
+ * the message with "<operation>: ", as herr_set would have. Returns status
+ * unchanged, so it wraps the call:
+ *   rc = herr_op(err, op, s3_check_key(key, err));
+ * Does nothing when status is HIPOBJ_OK, err is NULL or already names an
+ * operation. */
+int herr_op(struct hipobj_error *err, const char *operation, int status);
 /* An S3 error answer: message "<op>: <Code> (<http>): <Message>". */
 int herr_set_s3(struct hipobj_error *err, int status, const char *operation,
                 int http_status, const char *code, const char *message,

@@ -551,18 +551,13 @@ enum MHD_Result h_complete_mpu(struct req *r) {
   snprintf(r->upload_id, sizeof r->upload_id, "%.32s", id ? id : "");
   struct s3_part *want = NULL;
   size_t n = 0;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   if (s3_xml_parse_complete_request(r->mem.data, r->mem.len, &want, &n, &why) !=
-      0) {
-    enum MHD_Result res =
-        srv_error(r, 400, "MalformedXML",
-                  "The XML you provided was not well-formed or did not "
-                  "validate against our published schema: %s",
-                  hbuf_str(&why));
-    hbuf_free(&why);
-    return res;
-  }
-  hbuf_free(&why);
+      HIPOBJ_OK)
+    return srv_error(r, 400, "MalformedXML",
+                     "The XML you provided was not well-formed or did not "
+                     "validate against our published schema: %s",
+                     why.message);
   for (size_t i = 1; i < n; i++)
     if (want[i].number <= want[i - 1].number) {
       free(want);
