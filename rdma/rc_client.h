@@ -238,10 +238,11 @@ struct rdma_prepare_reply {
   uint64_t mr_addr; /* PUT staging */
   uint32_t mr_rkey;
 };
-/* Validates a 200 PREPARE reply; -1 with a static reason in *why. */
+/* Validates a 200 PREPARE reply: HIPOBJ_OK, or HIPOBJ_E_PROTOCOL with the
+ * reason in err (NULL allowed; operation NULL). */
 int rdma_check_prepare_reply(const struct rdma_control_answer *a,
                              enum rdma_op op, struct rdma_prepare_reply *out,
-                             const char **why);
+                             struct hipobj_error *err);
 
 struct rdma_final {
   uint64_t bytes;
@@ -253,9 +254,10 @@ struct rdma_final {
 /* Validates a FINAL (§4.6): status (200, or 204 for PUT), protocol echo,
  * cookie echo equal to cookie, bytes present and <= size (== size for
  * PUT), a well-formed checksum in either header form (both agreeing when
- * both are present). -1 with a static reason in *why. */
+ * both are present). HIPOBJ_OK, or HIPOBJ_E_PROTOCOL with the reason in
+ * err (NULL allowed; operation NULL). */
 int rdma_check_final(const struct rdma_control_answer *a, enum rdma_op op,
                      uint32_t cookie, uint64_t size, struct rdma_final *out,
-                     const char **why);
+                     struct hipobj_error *err);
 
 #endif

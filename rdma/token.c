@@ -24,10 +24,15 @@ static void trim(const char **s, size_t *n) {
     (*n)--;
 }
 
-static int set_why(const char **why, const char *text) {
-  if (why)
-    *why = text;
-  return -1;
+/* A malformed value: the reason (never the value, which may be secret) in
+ * err with operation NULL; returns the status. */
+static int bad(struct hipobj_error *err, const char *text) {
+  return herr_set(err, HIPOBJ_E_PROTOCOL, NULL, "%s", text);
+}
+
+/* rdma_target_parse runs on the server, on a request: the caller's input. */
+static int bad_input(struct hipobj_error *err, const char *text) {
+  return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL, "%s", text);
 }
 
 /* Between min and max hex digits, nothing else (no 0x, no sign). */
@@ -106,43 +111,43 @@ static int is_legacy_suffix(const char *s, size_t n) {
 
 int rdma_token_decode(const char *s, size_t n, unsigned flags,
                       struct rdma_rc_token *t, int *is_loopback,
-                      const char **why) {
+                      struct hipobj_error *err) {
   struct rdma_rc_token tmp;
   if (!t)
     t = &tmp;
   if (is_loopback)
     *is_loopback = 0;
   if (!s)
-    return set_why(why, "token is missing");
+    return bad(err, "token is missing");
   trim(&s, &n);
   if (n > RDMA_TOKEN_HEX_LEN) {
     if (!(flags & RDMA_TOKEN_ALLOW_SUFFIX))
-      return set_why(why, "token is not exactly 88 hex characters");
+      return bad(err, "token is not exactly 88 hex characters");
     if (!is_legacy_suffix(s + RDMA_TOKEN_HEX_LEN, n - RDMA_TOKEN_HEX_LEN))
-      return set_why(why, "token suffix is not \":<addr hex>:<size hex>\"");
+      return bad(err, "token suffix is not \":<addr hex>:<size hex>\"");
   } else if (n < RDMA_TOKEN_HEX_LEN) {
-    return set_why(why, "token is shorter than 88 hex characters");
+    return bad(err, "token is shorter than 88 hex characters");
   }
   uint8_t raw[RDMA_TOKEN_BYTES];
   if (hhex_decode(s, raw, RDMA_TOKEN_BYTES) != 0)
-    return set_why(why, "token contains a non-hex character");
+    return bad(err, "token contains a non-hex character");
   int zero = 1;
   for (int i = 0; i < RDMA_TOKEN_BYTES; i++)
     zero &= raw[i] == 0;
   if (zero) {
     if (!(flags & RDMA_TOKEN_ALLOW_LOOPBACK))
-      return set_why(why, "token is the all-zero loopback marker");
+      return bad(err, "token is the all-zero loopback marker");
     memset(t, 0, sizeof *t);
     if (is_loopback)
       *is_loopback = 1;
-    return 0;
+    return HIPOBJ_OK;
   }
   rdma_token_unpack(raw, t);
   if (t->transport != RDMA_TRANSPORT_RC)
-    return set_why(why, "token transport is not 01 (RC)");
+    return bad(err, "token transport is not 01 (RC)");
   if (rdma_gid_is_zero(t->gid))
-    return set_why(why, "token GID is all zero");
-  return 0;
+    return bad(err, "token GID is all zero");
+  return HIPOBJ_OK;
 }
 
 /* ---- GIDs ---------------------------------------------------------------- */
@@ -182,42 +187,42 @@ int rdma_dc_encode(const struct rdma_dc_desc *d,
 }
 
 int rdma_dc_decode(const char *s, size_t n, struct rdma_dc_desc *d,
-                   const char **why) {
+                   struct hipobj_error *err) {
   static const size_t width[7] = {16, 8, 8, 4, 6, 1, 32};
   struct rdma_dc_desc tmp;
   if (!d)
     d = &tmp;
   if (!s)
-    return set_why(why, "descriptor is missing");
+    return bad(err, "descriptor is missing");
   trim(&s, &n);
   if (n != RDMA_DC_DESC_LEN)
-    return set_why(why, "descriptor is not exactly 81 characters");
+    return bad(err, "descriptor is not exactly 81 characters");
   uint64_t v[6];
   size_t at = 0;
   for (int f = 0; f < 7; f++) {
     if (f > 0) {
       if (s[at] != ':')
-        return set_why(why, "descriptor fields are not colon-separated "
-                            "with fixed widths 16:8:8:4:6:1:32");
+        return bad(err, "descriptor fields are not colon-separated "
+                        "with fixed widths 16:8:8:4:6:1:32");
       at++;
     }
     if (f < 6) {
       if (parse_hex(s + at, width[f], width[f], width[f], &v[f]) != 0)
-        return set_why(why, "descriptor field is not hex");
+        return bad(err, "descriptor field is not hex");
     } else if (hhex_decode(s + at, d->gid, 16) != 0) {
-      return set_why(why, "descriptor GID is not hex");
+      return bad(err, "descriptor GID is not hex");
     }
     at += width[f];
   }
   if (v[5] > 1)
-    return set_why(why, "descriptor gid_present is neither 0 nor 1");
+    return bad(err, "descriptor gid_present is neither 0 nor 1");
   d->addr = v[0];
   d->size = (uint32_t)v[1];
   d->rkey = (uint32_t)v[2];
   d->lid = (uint16_t)v[3];
   d->dctn = (uint32_t)v[4];
   d->gid_present = (uint8_t)v[5];
-  return 0;
+  return HIPOBJ_OK;
 }
 
 enum rdma_token_kind rdma_token_classify(const char *s, size_t n) {
@@ -255,21 +260,22 @@ static int ieq(const char *s, size_t n, const char *lit) {
 }
 
 int rdma_reply_parse(const char *s, size_t n, struct rdma_reply *r,
-                     const char **why) {
+                     struct hipobj_error *err) {
   struct rdma_reply tmp;
   if (!r)
     r = &tmp;
   memset(r, 0, sizeof *r);
   if (!s)
-    return set_why(why, "reply is missing");
+    return bad(err, "reply is missing");
   trim(&s, &n);
   if (n > 4 && memcmp(s, "200:", 4) == 0) {
-    if (rdma_token_decode(s + 4, n - 4, 0, &r->token, NULL, why) != 0)
-      return -1;
+    int rc = rdma_token_decode(s + 4, n - 4, 0, &r->token, NULL, err);
+    if (rc != HIPOBJ_OK)
+      return rc;
     r->kind = RDMA_REPLY_SUCCESS;
     r->code = 200;
     r->has_token = 1;
-    return 0;
+    return HIPOBJ_OK;
   }
   static const struct {
     const char *text;
@@ -285,11 +291,11 @@ int rdma_reply_parse(const char *s, size_t n, struct rdma_reply *r,
       r->kind = forms[i].kind;
       r->code = forms[i].code;
       r->legacy = forms[i].legacy;
-      return 0;
+      return HIPOBJ_OK;
     }
   }
-  return set_why(why, "reply is not 200, 204, 206, 501, ok, err or "
-                      "200:<token>");
+  return bad(err, "reply is not 200, 204, 206, 501, ok, err or "
+                  "200:<token>");
 }
 
 void rdma_reply_format_token(const struct rdma_rc_token *t,
@@ -524,23 +530,23 @@ int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
 
 int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
                       struct hbuf *key, const char **query, size_t *query_len,
-                      const char **why) {
+                      struct hipobj_error *err) {
   if (!s || !bucket || !key)
-    return set_why(why, "target is missing");
+    return bad_input(err, "target is missing");
   trim(&s, &n);
   if (n > RDMA_TARGET_MAX)
-    return set_why(why, "target is longer than 2047 bytes");
+    return bad_input(err, "target is longer than 2047 bytes");
   if (n == 0 || s[0] != '/')
-    return set_why(why, "target does not start with '/'");
+    return bad_input(err, "target does not start with '/'");
   const char *q = memchr(s, '?', n);
   size_t path_len = q ? (size_t)(q - s) : n;
   const char *slash = memchr(s + 1, '/', path_len - 1);
   if (!slash || slash == s + 1)
-    return set_why(why, "target has no bucket");
+    return bad_input(err, "target has no bucket");
   size_t blen = (size_t)(slash - (s + 1));
   size_t klen = path_len - 1 - blen - 1;
   if (klen == 0)
-    return set_why(why, "target has no key");
+    return bad_input(err, "target has no key");
   size_t b0 = bucket->len, k0 = key->len;
   if (huri_decode(bucket, s + 1, blen) != 0 ||
       huri_decode(key, slash + 1, klen) != 0) {
@@ -550,11 +556,11 @@ int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
       bucket->data[b0] = '\0';
     if (key->data)
       key->data[k0] = '\0';
-    return set_why(why, "target has a malformed percent escape");
+    return bad_input(err, "target has a malformed percent escape");
   }
   if (query)
     *query = q ? q + 1 : s + n;
   if (query_len)
     *query_len = q ? n - path_len - 1 : 0;
-  return 0;
+  return HIPOBJ_OK;
 }

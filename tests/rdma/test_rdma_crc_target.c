@@ -163,7 +163,8 @@ Test(target, build) {
 
 Test(target, parse) {
   struct hbuf b = HBUF_INIT, k = HBUF_INIT;
-  const char *q, *why;
+  const char *q;
+  struct hipobj_error why = {0};
   size_t ql;
   cr_assert_eq(
       rdma_target_parse(S("/bucket/dir/obj%201.bin"), &b, &k, &q, &ql, &why),
@@ -184,17 +185,18 @@ Test(target, parse) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     hbuf_reset(&b);
     hbuf_reset(&k);
-    why = NULL;
-    cr_expect_eq(rdma_target_parse(S(bad[i]), &b, &k, &q, &ql, &why), -1,
-                 "\"%s\"", bad[i]);
-    cr_expect_not_null(why);
+    hipobj_error_clear(&why);
+    cr_expect_eq(rdma_target_parse(S(bad[i]), &b, &k, &q, &ql, &why),
+                 HIPOBJ_E_INVALID_ARGUMENT, "\"%s\"", bad[i]);
+    cr_expect_str_neq(why.message, "");
   }
   char *longt = malloc(2100);
   memset(longt, 'a', 2099);
   longt[0] = '/';
   longt[5] = '/';
   longt[2099] = '\0';
-  cr_expect_eq(rdma_target_parse(longt, 2048, &b, &k, &q, &ql, &why), -1);
+  cr_expect_eq(rdma_target_parse(longt, 2048, &b, &k, &q, &ql, &why),
+               HIPOBJ_E_INVALID_ARGUMENT);
   cr_expect_eq(rdma_target_parse(longt, 2047, &b, &k, &q, &ql, &why), 0);
   free(longt);
   hbuf_free(&b);
