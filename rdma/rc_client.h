@@ -210,14 +210,7 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
 int rdma_rc_put(struct rdma_engine *e, const struct rdma_rc_request *rq,
                 struct rdma_rc_result *res, struct hipobj_error *err);
 
-/* The same on a thread of its own: returns at once; rdma_rc_join() waits
- * and returns the status (rq and what it points to must stay valid until
- * then; res and err are filled when join returns). */
-struct rdma_rc_async;
-int rdma_rc_start(struct rdma_engine *e, int is_put,
-                  const struct rdma_rc_request *rq, struct rdma_rc_result *res,
-                  struct hipobj_error *err, struct rdma_rc_async **out);
-int rdma_rc_join(struct rdma_rc_async *a);
+/* The same on a thread of its own, for the tests: rc_async.h. */
 
 /* ---- pure protocol checks (exported for the unit tests) ------------------ */
 

@@ -12,6 +12,7 @@
 
 #include "rc_harness.h"
 #include "rdma/mr.h"
+#include "rdma/rc_async.h"
 #include "src/base/crc64nvme.h"
 #include "src/base/error.h"
 

@@ -14,6 +14,7 @@
 #include "rc_http_ops.h"
 #include "rdma/mr.h"
 #include "rdma/qp.h"
+#include "rdma/rc_async.h"
 #include "src/base/error.h"
 
 static struct server_proc srv;
