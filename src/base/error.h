@@ -1,5 +1,6 @@
 /* error.h - the layout of struct hipobj_error and the helpers that fill it
- * (herr_*), shared by src/ and the layers below it. Users of the library
+ * (herr_*): how src/ and the layers below it (src/base/, s3/, rdma/) report
+ * a failure (the convention: docs/architecture.md). Users of the library
  * see only the accessors of hipobj.h (error.c). */
 #ifndef HIPOBJ_BASE_ERROR_H
 #define HIPOBJ_BASE_ERROR_H
