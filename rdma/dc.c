@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/error_int.h"
+#include "../src/base/error.h"
 
 #define OP "RDMA DC"
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/error_int.h"
+#include "../src/base/error.h"
 #include "token.h"
 
 #define OP "RDMA device list"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 
 struct hipobj_error;
 

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
+#include "../src/base/error.h"
 
 const struct rdma_mr_piece *rdma_mr_find_piece(const struct rdma_mr *m,
                                                const void *addr, size_t len) {

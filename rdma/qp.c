@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
+#include "../src/base/error.h"
 #include "device.h"
 #include "token.h"
 

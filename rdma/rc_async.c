@@ -1,12 +1,13 @@
 /* rc_async.c - the blocking hipobj-rc-v2 transfers of rc_client.c on a
- * thread of their own (rdma_rc_start / rdma_rc_join), for callers that run
- * several sessions at once without a thread pool of their own. */
+ * thread of their own (rdma_rc_start / rdma_rc_join, rc_async.h), for
+ * callers that run several sessions at once without a thread pool of their
+ * own: the tests. Built into hipobj-server-int, not libhipobj. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/error_int.h"
-#include "rc_client.h"
+#include "../src/base/error.h"
+#include "rc_async.h"
 
 struct rdma_rc_async {
   pthread_t th;

@@ -6,8 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/strutil.h"
-#include "crc64nvme.h"
+#include "../src/base/crc64nvme.h"
+#include "../src/base/error.h"
+#include "../src/base/strutil.h"
 #include "rc_client.h"
 
 const char *rdma_answer_header(const struct rdma_control_answer *a,
@@ -49,96 +50,96 @@ int rdma_prepare_fallback_allowed(const struct rdma_control_answer *a,
   }
 }
 
-static int why_fail(const char **why, const char *text) {
-  if (why)
-    *why = text;
-  return -1;
+/* The answer is not what the protocol says: the reason in err (operation
+ * NULL, the caller says which answer), HIPOBJ_E_PROTOCOL. */
+static int bad(struct hipobj_error *err, const char *text) {
+  return herr_set(err, HIPOBJ_E_PROTOCOL, NULL, "%s", text);
 }
 
 #define HDR(name) rdma_answer_header(a, name, &n)
 
 int rdma_check_prepare_reply(const struct rdma_control_answer *a,
                              enum rdma_op op, struct rdma_prepare_reply *out,
-                             const char **why) {
+                             struct hipobj_error *err) {
   size_t n = 0;
   const char *v;
   memset(out, 0, sizeof *out);
   if (a->http_status != 200)
-    return why_fail(why, "status is not 200");
+    return bad(err, "status is not 200");
   if (!(v = HDR("X-Amz-Rdma-Protocol")) || !rdma_protocol_is_v2(v, n))
-    return why_fail(why, "X-Amz-Rdma-Protocol echo missing or not "
-                         "hipobj-rc-v2");
+    return bad(err, "X-Amz-Rdma-Protocol echo missing or not "
+                    "hipobj-rc-v2");
   if (!(v = HDR("X-Amz-Rdma-Session")) || rdma_session_check(v, n) != 0)
-    return why_fail(why, "X-Amz-Rdma-Session missing or not 32 hex digits");
+    return bad(err, "X-Amz-Rdma-Session missing or not 32 hex digits");
   memcpy(out->session, v, RDMA_SESSION_HEX_LEN);
   out->session[RDMA_SESSION_HEX_LEN] = '\0';
   struct rdma_reply r;
-  const char *w = NULL;
   if (!(v = HDR("X-Amz-Rdma-Reply")))
-    return why_fail(why, "X-Amz-Rdma-Reply missing");
+    return bad(err, "X-Amz-Rdma-Reply missing");
   /* The strict decode refuses an all-zero token: a device-less server
-   * "succeeding" (§8 item 12). */
-  if (rdma_reply_parse(v, n, &r, &w) != 0)
-    return why_fail(why, w ? w : "X-Amz-Rdma-Reply malformed");
+   * "succeeding" (§8 item 12). Its reason is the one reported. */
+  int rc = rdma_reply_parse(v, n, &r, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
   if (!r.has_token || r.code != 200)
-    return why_fail(why, "X-Amz-Rdma-Reply is not 200:<server token>");
+    return bad(err, "X-Amz-Rdma-Reply is not 200:<server token>");
   if ((r.token.qpn & RDMA_QPN_MAX) == 0)
-    return why_fail(why, "the server token has QPN 0");
+    return bad(err, "the server token has QPN 0");
   out->token = r.token;
   if (!(v = HDR("X-Amz-Rdma-Psn")) || rdma_psn_parse(v, n, &out->psn) != 0)
-    return why_fail(why, "X-Amz-Rdma-Psn missing or not in 1..0xffffff");
+    return bad(err, "X-Amz-Rdma-Psn missing or not in 1..0xffffff");
   if (op == RDMA_OP_PUT) {
     if (!(v = HDR("X-Amz-Rdma-Mr-Addr")) ||
         rdma_mr_addr_parse(v, n, &out->mr_addr) != 0 || !out->mr_addr)
-      return why_fail(why, "PUT staging X-Amz-Rdma-Mr-Addr missing or 0");
+      return bad(err, "PUT staging X-Amz-Rdma-Mr-Addr missing or 0");
     if (!(v = HDR("X-Amz-Rdma-Mr-Rkey")) ||
         rdma_rkey_parse(v, n, &out->mr_rkey) != 0 || !out->mr_rkey)
-      return why_fail(why, "PUT staging X-Amz-Rdma-Mr-Rkey missing or 0");
+      return bad(err, "PUT staging X-Amz-Rdma-Mr-Rkey missing or 0");
   }
-  return 0;
+  return HIPOBJ_OK;
 }
 
 int rdma_check_final(const struct rdma_control_answer *a, enum rdma_op op,
                      uint32_t cookie, uint64_t size, struct rdma_final *out,
-                     const char **why) {
+                     struct hipobj_error *err) {
   size_t n = 0;
   const char *v;
   memset(out, 0, sizeof *out);
   if (a->http_status != 200 && !(op == RDMA_OP_PUT && a->http_status == 204))
-    return why_fail(why, op == RDMA_OP_PUT ? "status is not 200 or 204"
-                                           : "status is not 200");
+    return bad(err, op == RDMA_OP_PUT ? "status is not 200 or 204"
+                                      : "status is not 200");
   if (!(v = HDR("X-Amz-Rdma-Protocol")) || !rdma_protocol_is_v2(v, n))
-    return why_fail(why, "X-Amz-Rdma-Protocol echo missing");
+    return bad(err, "X-Amz-Rdma-Protocol echo missing");
   uint32_t echo;
   if (!(v = HDR("X-Amz-Rdma-Cookie")) || rdma_cookie_parse(v, n, &echo) != 0)
-    return why_fail(why, "cookie echo missing or malformed");
+    return bad(err, "cookie echo missing or malformed");
   if (echo != cookie)
-    return why_fail(why, "cookie echo differs from the session cookie");
+    return bad(err, "cookie echo differs from the session cookie");
   if (!(v = HDR("X-Amz-Rdma-Bytes-Transferred")) ||
       rdma_u64_parse(v, n, &out->bytes) != 0)
-    return why_fail(why, "X-Amz-Rdma-Bytes-Transferred missing or "
-                         "malformed");
+    return bad(err, "X-Amz-Rdma-Bytes-Transferred missing or "
+                    "malformed");
   if (out->bytes > size)
-    return why_fail(why, "more bytes transferred than requested");
+    return bad(err, "more bytes transferred than requested");
   /* Only a GET may be clamped at the object end (§5.1); a PUT is one WRITE
    * of exactly size bytes that every server checks. */
   if (op == RDMA_OP_PUT && out->bytes != size)
-    return why_fail(why, "a PUT transferred fewer bytes than sent");
+    return bad(err, "a PUT transferred fewer bytes than sent");
   if (op == RDMA_OP_GET && out->bytes == 0)
-    return why_fail(why, "a GET transferred no byte");
+    return bad(err, "a GET transferred no byte");
   if ((v = HDR("X-Amz-Rdma-Etag")) || (v = HDR("ETag"))) {
     const char *u;
     size_t ul;
     rdma_etag_unquote(v, n, &u, &ul);
     if (ul >= sizeof out->etag)
-      return why_fail(why, "ETag too long");
+      return bad(err, "ETag too long");
     memcpy(out->etag, u, ul);
     out->etag[ul] = '\0';
   }
   /* Servers send both version headers; the rdma one wins (§8 item 5). */
   if ((v = HDR("X-Amz-Rdma-Version-Id")) || (v = HDR("x-amz-version-id"))) {
     if (n >= sizeof out->version_id)
-      return why_fail(why, "version id too long");
+      return bad(err, "version id too long");
     memcpy(out->version_id, v, n);
     out->version_id[n] = '\0';
   }
@@ -146,17 +147,17 @@ int rdma_check_final(const struct rdma_control_answer *a, enum rdma_op op,
   int has1 = 0, has2 = 0;
   if ((v = HDR("X-Amz-Rdma-Checksum"))) {
     if (rdma_checksum_parse(v, n, &c1) != 0)
-      return why_fail(why, "X-Amz-Rdma-Checksum malformed");
+      return bad(err, "X-Amz-Rdma-Checksum malformed");
     has1 = 1;
   }
   if ((v = HDR("x-amz-rdma-checksum-crc64nvme"))) {
     if (rdma_checksum_parse_b64(v, n, &c2) != 0)
-      return why_fail(why, "x-amz-rdma-checksum-crc64nvme malformed");
+      return bad(err, "x-amz-rdma-checksum-crc64nvme malformed");
     has2 = 1;
   }
   if (has1 && has2 && c1 != c2)
-    return why_fail(why, "the two checksum headers disagree");
+    return bad(err, "the two checksum headers disagree");
   out->has_crc = has1 || has2;
   out->crc = has1 ? c1 : c2;
-  return 0;
+  return HIPOBJ_OK;
 }

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
-#include "../src/strutil.h"
-#include "crc64nvme.h"
+#include "../src/base/crc64nvme.h"
+#include "../src/base/error.h"
+#include "../src/base/strutil.h"
 #include "qp.h"
 
 struct rdma_engine {
@@ -389,7 +389,7 @@ static int negotiate(struct session *s) {
     answer_free(&a);
     return rc;
   }
-  const char *why = NULL;
+  struct hipobj_error why = {0};
   size_t sl;
   const char *sid = rdma_answer_header(&a, "X-Amz-Rdma-Session", &sl);
   if (sid && rdma_session_check(sid, sl) == 0) {
@@ -397,9 +397,10 @@ static int negotiate(struct session *s) {
     s->rep.session[RDMA_SESSION_HEX_LEN] = '\0';
     s->have_session = 1; /* cancel it if anything below fails */
   }
-  if (rdma_check_prepare_reply(&a, s->op, &s->rep, &why) != 0) {
+  if (rdma_check_prepare_reply(&a, s->op, &s->rep, &why) != HIPOBJ_OK) {
     answer_free(&a);
-    return fail(s, HIPOBJ_E_PROTOCOL, 0, 200, "invalid PREPARE reply: %s", why);
+    return fail(s, HIPOBJ_E_PROTOCOL, 0, 200, "invalid PREPARE reply: %s",
+                why.message);
   }
   answer_free(&a);
   double connect_deadline = rdma_now() + e->connect_timeout;
@@ -472,14 +473,14 @@ static int transfer(struct session *s) {
     s->pending = NULL;
     ops->ready_wait(ops->ctx, p, ms_left(s->deadline), &fin);
   }
-  const char *why = NULL;
+  struct hipobj_error why = {0};
   if (rc == HIPOBJ_OK) {
     if (fin.http_status < 200 || fin.http_status > 299)
       rc = fail_answer(s, "READY", &fin, 0);
     else if (rdma_check_final(&fin, s->op, s->cookie, s->len, &s->fin, &why) !=
-             0)
+             HIPOBJ_OK)
       rc = fail(s, HIPOBJ_E_PROTOCOL, 0, fin.http_status, "invalid FINAL: %s",
-                why);
+                why.message);
   }
   answer_free(&fin);
   if (rc != HIPOBJ_OK || !s->fin.has_crc)

@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../s3/uri.h"
-#include "../src/buf.h"
+#include "../src/base/buf.h"
+#include "../src/base/uri.h"
 #include "hipobj.h"
 #include "mr.h"
 #include "qp.h"
@@ -153,7 +153,7 @@ struct rdma_rc_request {
   const char *bucket, *key;
   /* UploadPart: partNumber + uploadId; GET of a part: partNumber;
    * versionId. Sorted into the target (§3.4). */
-  const struct s3_param *query;
+  const struct hparam *query;
   size_t nq;
   uint64_t offset; /* GET: first byte; PUT: must be 0 */
   uint64_t size;   /* bytes (>= 1) */
@@ -210,14 +210,7 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
 int rdma_rc_put(struct rdma_engine *e, const struct rdma_rc_request *rq,
                 struct rdma_rc_result *res, struct hipobj_error *err);
 
-/* The same on a thread of its own: returns at once; rdma_rc_join() waits
- * and returns the status (rq and what it points to must stay valid until
- * then; res and err are filled when join returns). */
-struct rdma_rc_async;
-int rdma_rc_start(struct rdma_engine *e, int is_put,
-                  const struct rdma_rc_request *rq, struct rdma_rc_result *res,
-                  struct hipobj_error *err, struct rdma_rc_async **out);
-int rdma_rc_join(struct rdma_rc_async *a);
+/* The same on a thread of its own, for the tests: rc_async.h. */
 
 /* ---- pure protocol checks (exported for the unit tests) ------------------ */
 
@@ -238,10 +231,11 @@ struct rdma_prepare_reply {
   uint64_t mr_addr; /* PUT staging */
   uint32_t mr_rkey;
 };
-/* Validates a 200 PREPARE reply; -1 with a static reason in *why. */
+/* Validates a 200 PREPARE reply: HIPOBJ_OK, or HIPOBJ_E_PROTOCOL with the
+ * reason in err (NULL allowed; operation NULL). */
 int rdma_check_prepare_reply(const struct rdma_control_answer *a,
                              enum rdma_op op, struct rdma_prepare_reply *out,
-                             const char **why);
+                             struct hipobj_error *err);
 
 struct rdma_final {
   uint64_t bytes;
@@ -253,9 +247,10 @@ struct rdma_final {
 /* Validates a FINAL (§4.6): status (200, or 204 for PUT), protocol echo,
  * cookie echo equal to cookie, bytes present and <= size (== size for
  * PUT), a well-formed checksum in either header form (both agreeing when
- * both are present). -1 with a static reason in *why. */
+ * both are present). HIPOBJ_OK, or HIPOBJ_E_PROTOCOL with the reason in
+ * err (NULL allowed; operation NULL). */
 int rdma_check_final(const struct rdma_control_answer *a, enum rdma_op op,
                      uint32_t cookie, uint64_t size, struct rdma_final *out,
-                     const char **why);
+                     struct hipobj_error *err);
 
 #endif

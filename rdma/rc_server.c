@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
-#include "../src/strutil.h"
-#include "crc64nvme.h"
+#include "../src/base/crc64nvme.h"
+#include "../src/base/error.h"
+#include "../src/base/strutil.h"
 #include "mr.h"
 #include "qp.h"
 
@@ -308,7 +308,7 @@ static int parse_query(struct session *x, const char *q, size_t n,
     const char *eq = memchr(q, '=', len);
     size_t nl = eq ? (size_t)(eq - q) : len;
     struct hbuf v = HBUF_INIT;
-    if (eq && s3_uri_decode(&v, eq + 1, len - nl - 1) != 0) {
+    if (eq && huri_decode(&v, eq + 1, len - nl - 1) != 0) {
       hbuf_free(&v);
       return rdma_srv_error(a, 400, "InvalidArgument",
                             "malformed target query");
@@ -360,12 +360,14 @@ static int parse_query(struct session *x, const char *q, size_t n,
 static int parse_prepare(struct session *x, const struct rdma_header *h,
                          size_t n, struct rdma_server_answer *a) {
   size_t l;
-  const char *v, *why = NULL;
+  const char *v;
+  /* The reason of a malformed value, "" while none was parsed. */
+  struct hipobj_error why = {0};
   if (!(v = rdma_srv_hdr(h, n, "X-Amz-Rdma-Token", &l)) ||
       rdma_token_decode(v, l, RDMA_TOKEN_PREPARE, &x->peer, &x->loopback,
-                        &why) != 0)
+                        &why) != HIPOBJ_OK)
     return rdma_srv_error(a, 400, "InvalidArgument", "X-Amz-Rdma-Token: %s",
-                          why ? why : "missing");
+                          why.message[0] ? why.message : "missing");
   if (!(v = rdma_srv_hdr(h, n, "X-Amz-Rdma-Psn", &l)) ||
       rdma_psn_parse(v, l, &x->client_psn) != 0)
     return BAD("X-Amz-Rdma-Psn");
@@ -392,11 +394,11 @@ static int parse_prepare(struct session *x, const struct rdma_header *h,
   const char *q = NULL;
   size_t ql = 0;
   if (!(v = rdma_srv_hdr(h, n, "X-Amz-Rdma-Target", &l)) ||
-      rdma_target_parse(v, l, &b, &k, &q, &ql, &why) != 0) {
+      rdma_target_parse(v, l, &b, &k, &q, &ql, &why) != HIPOBJ_OK) {
     hbuf_free(&b);
     hbuf_free(&k);
     return rdma_srv_error(a, 400, "InvalidArgument", "X-Amz-Rdma-Target: %s",
-                          why ? why : "missing");
+                          why.message[0] ? why.message : "missing");
   }
   x->bucket = hbuf_steal(&b);
   x->key = hbuf_steal(&k);

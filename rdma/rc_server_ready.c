@@ -11,8 +11,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../src/error_int.h"
-#include "crc64nvme.h"
+#include "../src/base/crc64nvme.h"
+#include "../src/base/error.h"
 #include "rc_server_int.h"
 
 /* enum ibv_wc_status values (stable verbs ABI) that mean "peer busy":

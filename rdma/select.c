@@ -13,7 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/error_int.h"
+#include "../src/base/codec.h"
+#include "../src/base/error.h"
 #include "token.h"
 
 #define OP "RDMA"
@@ -241,10 +242,7 @@ static int hex_field(const char **p, size_t max, char stop, unsigned *out) {
   unsigned v = 0;
   size_t n = 0;
   for (const char *s = *p;; s++, n++) {
-    int d = *s >= '0' && *s <= '9'   ? *s - '0'
-            : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
-            : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
-                                     : -1;
+    int d = hhex_value((unsigned char)*s);
     if (d < 0) {
       if (n == 0 || n > max || *s != stop)
         return -1;

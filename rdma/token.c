@@ -10,19 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "crc64nvme.h"
-
-static const char hexdigits[] = "0123456789abcdef";
-
-static int hexval(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
+#include "../src/base/codec.h"
+#include "../src/base/crc64nvme.h"
+#include "../src/base/strutil.h"
 
 /* HTTP optional whitespace around a field value is not part of it. */
 static void trim(const char **s, size_t *n) {
@@ -34,10 +24,15 @@ static void trim(const char **s, size_t *n) {
     (*n)--;
 }
 
-static int set_why(const char **why, const char *text) {
-  if (why)
-    *why = text;
-  return -1;
+/* A malformed value: the reason (never the value, which may be secret) in
+ * err with operation NULL; returns the status. */
+static int bad(struct hipobj_error *err, const char *text) {
+  return herr_set(err, HIPOBJ_E_PROTOCOL, NULL, "%s", text);
+}
+
+/* rdma_target_parse runs on the server, on a request: the caller's input. */
+static int bad_input(struct hipobj_error *err, const char *text) {
+  return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL, "%s", text);
 }
 
 /* Between min and max hex digits, nothing else (no 0x, no sign). */
@@ -47,26 +42,10 @@ static int parse_hex(const char *s, size_t n, size_t min, size_t max,
     return -1;
   uint64_t v = 0;
   for (size_t i = 0; i < n; i++) {
-    int d = hexval((unsigned char)s[i]);
+    int d = hhex_value((unsigned char)s[i]);
     if (d < 0)
       return -1;
     v = v << 4 | (uint64_t)d;
-  }
-  *out = v;
-  return 0;
-}
-
-static int parse_dec(const char *s, size_t n, uint64_t *out) {
-  if (!s || n == 0)
-    return -1;
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return -1;
-    unsigned d = (unsigned)(s[i] - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return -1;
-    v = v * 10 + d;
   }
   *out = v;
   return 0;
@@ -114,11 +93,7 @@ void rdma_token_encode(const struct rdma_rc_token *t,
                        char out[RDMA_TOKEN_HEX_LEN + 1]) {
   uint8_t raw[RDMA_TOKEN_BYTES];
   rdma_token_pack(t, raw);
-  for (int i = 0; i < RDMA_TOKEN_BYTES; i++) {
-    out[2 * i] = hexdigits[raw[i] >> 4];
-    out[2 * i + 1] = hexdigits[raw[i] & 0xf];
-  }
-  out[RDMA_TOKEN_HEX_LEN] = '\0';
+  hhex_encode(raw, RDMA_TOKEN_BYTES, out);
 }
 
 /* ":<1-16 hex>:<1-16 hex>", the legacy PREPARE suffix (§2.2). */
@@ -136,47 +111,43 @@ static int is_legacy_suffix(const char *s, size_t n) {
 
 int rdma_token_decode(const char *s, size_t n, unsigned flags,
                       struct rdma_rc_token *t, int *is_loopback,
-                      const char **why) {
+                      struct hipobj_error *err) {
   struct rdma_rc_token tmp;
   if (!t)
     t = &tmp;
   if (is_loopback)
     *is_loopback = 0;
   if (!s)
-    return set_why(why, "token is missing");
+    return bad(err, "token is missing");
   trim(&s, &n);
   if (n > RDMA_TOKEN_HEX_LEN) {
     if (!(flags & RDMA_TOKEN_ALLOW_SUFFIX))
-      return set_why(why, "token is not exactly 88 hex characters");
+      return bad(err, "token is not exactly 88 hex characters");
     if (!is_legacy_suffix(s + RDMA_TOKEN_HEX_LEN, n - RDMA_TOKEN_HEX_LEN))
-      return set_why(why, "token suffix is not \":<addr hex>:<size hex>\"");
+      return bad(err, "token suffix is not \":<addr hex>:<size hex>\"");
   } else if (n < RDMA_TOKEN_HEX_LEN) {
-    return set_why(why, "token is shorter than 88 hex characters");
+    return bad(err, "token is shorter than 88 hex characters");
   }
   uint8_t raw[RDMA_TOKEN_BYTES];
+  if (hhex_decode(s, raw, RDMA_TOKEN_BYTES) != 0)
+    return bad(err, "token contains a non-hex character");
   int zero = 1;
-  for (int i = 0; i < RDMA_TOKEN_BYTES; i++) {
-    int hi = hexval((unsigned char)s[2 * i]);
-    int lo = hexval((unsigned char)s[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return set_why(why, "token contains a non-hex character");
-    raw[i] = (uint8_t)(hi << 4 | lo);
+  for (int i = 0; i < RDMA_TOKEN_BYTES; i++)
     zero &= raw[i] == 0;
-  }
   if (zero) {
     if (!(flags & RDMA_TOKEN_ALLOW_LOOPBACK))
-      return set_why(why, "token is the all-zero loopback marker");
+      return bad(err, "token is the all-zero loopback marker");
     memset(t, 0, sizeof *t);
     if (is_loopback)
       *is_loopback = 1;
-    return 0;
+    return HIPOBJ_OK;
   }
   rdma_token_unpack(raw, t);
   if (t->transport != RDMA_TRANSPORT_RC)
-    return set_why(why, "token transport is not 01 (RC)");
+    return bad(err, "token transport is not 01 (RC)");
   if (rdma_gid_is_zero(t->gid))
-    return set_why(why, "token GID is all zero");
-  return 0;
+    return bad(err, "token GID is all zero");
+  return HIPOBJ_OK;
 }
 
 /* ---- GIDs ---------------------------------------------------------------- */
@@ -211,57 +182,47 @@ int rdma_dc_encode(const struct rdma_dc_desc *d,
                "%016llx:%08x:%08x:%04x:%06x:%1x:", (unsigned long long)d->addr,
                (unsigned)d->size, (unsigned)d->rkey, (unsigned)d->lid,
                (unsigned)d->dctn, (unsigned)d->gid_present);
-  for (int i = 0; i < 16; i++) {
-    out[at + 2 * i] = hexdigits[d->gid[i] >> 4];
-    out[at + 2 * i + 1] = hexdigits[d->gid[i] & 0xf];
-  }
-  out[RDMA_DC_DESC_LEN] = '\0';
+  hhex_encode(d->gid, 16, out + at); /* ends at out[RDMA_DC_DESC_LEN] */
   return 0;
 }
 
 int rdma_dc_decode(const char *s, size_t n, struct rdma_dc_desc *d,
-                   const char **why) {
+                   struct hipobj_error *err) {
   static const size_t width[7] = {16, 8, 8, 4, 6, 1, 32};
   struct rdma_dc_desc tmp;
   if (!d)
     d = &tmp;
   if (!s)
-    return set_why(why, "descriptor is missing");
+    return bad(err, "descriptor is missing");
   trim(&s, &n);
   if (n != RDMA_DC_DESC_LEN)
-    return set_why(why, "descriptor is not exactly 81 characters");
+    return bad(err, "descriptor is not exactly 81 characters");
   uint64_t v[6];
   size_t at = 0;
   for (int f = 0; f < 7; f++) {
     if (f > 0) {
       if (s[at] != ':')
-        return set_why(why, "descriptor fields are not colon-separated "
-                            "with fixed widths 16:8:8:4:6:1:32");
+        return bad(err, "descriptor fields are not colon-separated "
+                        "with fixed widths 16:8:8:4:6:1:32");
       at++;
     }
     if (f < 6) {
       if (parse_hex(s + at, width[f], width[f], width[f], &v[f]) != 0)
-        return set_why(why, "descriptor field is not hex");
-    } else {
-      for (int i = 0; i < 16; i++) {
-        int hi = hexval((unsigned char)s[at + 2 * i]);
-        int lo = hexval((unsigned char)s[at + 2 * i + 1]);
-        if (hi < 0 || lo < 0)
-          return set_why(why, "descriptor GID is not hex");
-        d->gid[i] = (uint8_t)(hi << 4 | lo);
-      }
+        return bad(err, "descriptor field is not hex");
+    } else if (hhex_decode(s + at, d->gid, 16) != 0) {
+      return bad(err, "descriptor GID is not hex");
     }
     at += width[f];
   }
   if (v[5] > 1)
-    return set_why(why, "descriptor gid_present is neither 0 nor 1");
+    return bad(err, "descriptor gid_present is neither 0 nor 1");
   d->addr = v[0];
   d->size = (uint32_t)v[1];
   d->rkey = (uint32_t)v[2];
   d->lid = (uint16_t)v[3];
   d->dctn = (uint32_t)v[4];
   d->gid_present = (uint8_t)v[5];
-  return 0;
+  return HIPOBJ_OK;
 }
 
 enum rdma_token_kind rdma_token_classify(const char *s, size_t n) {
@@ -269,7 +230,7 @@ enum rdma_token_kind rdma_token_classify(const char *s, size_t n) {
     return RDMA_TOKEN_KIND_UNKNOWN;
   trim(&s, &n);
   size_t first = 0;
-  while (first < n && hexval((unsigned char)s[first]) >= 0)
+  while (first < n && hhex_value((unsigned char)s[first]) >= 0)
     first++;
   /* By shape only: a malformed RC token is still an RC token, which the
    * caller then rejects with the decoder's reason. */
@@ -299,21 +260,22 @@ static int ieq(const char *s, size_t n, const char *lit) {
 }
 
 int rdma_reply_parse(const char *s, size_t n, struct rdma_reply *r,
-                     const char **why) {
+                     struct hipobj_error *err) {
   struct rdma_reply tmp;
   if (!r)
     r = &tmp;
   memset(r, 0, sizeof *r);
   if (!s)
-    return set_why(why, "reply is missing");
+    return bad(err, "reply is missing");
   trim(&s, &n);
   if (n > 4 && memcmp(s, "200:", 4) == 0) {
-    if (rdma_token_decode(s + 4, n - 4, 0, &r->token, NULL, why) != 0)
-      return -1;
+    int rc = rdma_token_decode(s + 4, n - 4, 0, &r->token, NULL, err);
+    if (rc != HIPOBJ_OK)
+      return rc;
     r->kind = RDMA_REPLY_SUCCESS;
     r->code = 200;
     r->has_token = 1;
-    return 0;
+    return HIPOBJ_OK;
   }
   static const struct {
     const char *text;
@@ -329,11 +291,11 @@ int rdma_reply_parse(const char *s, size_t n, struct rdma_reply *r,
       r->kind = forms[i].kind;
       r->code = forms[i].code;
       r->legacy = forms[i].legacy;
-      return 0;
+      return HIPOBJ_OK;
     }
   }
-  return set_why(why, "reply is not 200, 204, 206, 501, ok, err or "
-                      "200:<token>");
+  return bad(err, "reply is not 200, 204, 206, 501, ok, err or "
+                  "200:<token>");
 }
 
 void rdma_reply_format_token(const struct rdma_rc_token *t,
@@ -396,11 +358,7 @@ int rdma_cookie_parse(const char *s, size_t n, uint32_t *cookie) {
 
 void rdma_session_format(const uint8_t id[16],
                          char out[RDMA_SESSION_HEX_LEN + 1]) {
-  for (int i = 0; i < 16; i++) {
-    out[2 * i] = hexdigits[id[i] >> 4];
-    out[2 * i + 1] = hexdigits[id[i] & 0xf];
-  }
-  out[RDMA_SESSION_HEX_LEN] = '\0';
+  hhex_encode(id, 16, out);
 }
 
 int rdma_session_check(const char *s, size_t n) {
@@ -410,7 +368,7 @@ int rdma_session_check(const char *s, size_t n) {
   if (n != RDMA_SESSION_HEX_LEN)
     return -1;
   for (size_t i = 0; i < n; i++)
-    if (hexval((unsigned char)s[i]) < 0)
+    if (hhex_value((unsigned char)s[i]) < 0)
       return -1;
   return 0;
 }
@@ -464,7 +422,7 @@ int rdma_size_parse(const char *s, size_t n, uint32_t *size) {
   if (!s)
     return -1;
   trim(&s, &n);
-  if (parse_dec(s, n, &v) != 0 || v == 0 || v > RDMA_SIZE_MAX)
+  if (hparse_u64(s, n, &v) != 0 || v == 0 || v > RDMA_SIZE_MAX)
     return -1;
   *size = (uint32_t)v;
   return 0;
@@ -474,7 +432,7 @@ int rdma_u64_parse(const char *s, size_t n, uint64_t *v) {
   if (!s)
     return -1;
   trim(&s, &n);
-  return parse_dec(s, n, v);
+  return hparse_u64(s, n, v);
 }
 
 const char *rdma_op_name(enum rdma_op op) {
@@ -548,17 +506,17 @@ void rdma_etag_unquote(const char *s, size_t n, const char **out,
 /* ---- X-Amz-Rdma-Target --------------------------------------------------- */
 
 int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
-                      const struct s3_param *query, size_t nq) {
+                      const struct hparam *query, size_t nq) {
   if (!out || !bucket || !*bucket || !key || !*key || (nq && !query))
     return -1;
   size_t start = out->len;
   int rc = hbuf_putc(out, '/');
-  rc |= s3_uri_encode(out, bucket, strlen(bucket), 0);
+  rc |= huri_encode(out, bucket, strlen(bucket), 0);
   rc |= hbuf_putc(out, '/');
-  rc |= s3_uri_encode(out, key, strlen(key), 1);
+  rc |= huri_encode(out, key, strlen(key), 1);
   if (nq) {
     rc |= hbuf_putc(out, '?');
-    rc |= s3_canonical_query(out, query, nq);
+    rc |= huri_canonical_query(out, query, nq);
   }
   if (rc != 0 || out->oom) {
     /* Leave the buffer as it was (the oom flag stays for the caller). */
@@ -572,37 +530,37 @@ int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
 
 int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
                       struct hbuf *key, const char **query, size_t *query_len,
-                      const char **why) {
+                      struct hipobj_error *err) {
   if (!s || !bucket || !key)
-    return set_why(why, "target is missing");
+    return bad_input(err, "target is missing");
   trim(&s, &n);
   if (n > RDMA_TARGET_MAX)
-    return set_why(why, "target is longer than 2047 bytes");
+    return bad_input(err, "target is longer than 2047 bytes");
   if (n == 0 || s[0] != '/')
-    return set_why(why, "target does not start with '/'");
+    return bad_input(err, "target does not start with '/'");
   const char *q = memchr(s, '?', n);
   size_t path_len = q ? (size_t)(q - s) : n;
   const char *slash = memchr(s + 1, '/', path_len - 1);
   if (!slash || slash == s + 1)
-    return set_why(why, "target has no bucket");
+    return bad_input(err, "target has no bucket");
   size_t blen = (size_t)(slash - (s + 1));
   size_t klen = path_len - 1 - blen - 1;
   if (klen == 0)
-    return set_why(why, "target has no key");
+    return bad_input(err, "target has no key");
   size_t b0 = bucket->len, k0 = key->len;
-  if (s3_uri_decode(bucket, s + 1, blen) != 0 ||
-      s3_uri_decode(key, slash + 1, klen) != 0) {
+  if (huri_decode(bucket, s + 1, blen) != 0 ||
+      huri_decode(key, slash + 1, klen) != 0) {
     bucket->len = b0;
     key->len = k0;
     if (bucket->data)
       bucket->data[b0] = '\0';
     if (key->data)
       key->data[k0] = '\0';
-    return set_why(why, "target has a malformed percent escape");
+    return bad_input(err, "target has a malformed percent escape");
   }
   if (query)
     *query = q ? q + 1 : s + n;
   if (query_len)
     *query_len = q ? n - path_len - 1 : 0;
-  return 0;
+  return HIPOBJ_OK;
 }

@@ -9,18 +9,23 @@
  *
  * Parse functions take (s, n): the bytes need not be NUL-terminated. Leading
  * and trailing spaces and tabs are ignored (HTTP optional whitespace); every
- * other deviation from the format fails. They return 0 on success and -1 on
- * failure; where they take `const char **why`, a static English reason is
- * stored there on failure (never containing the input, which may be secret).
- * Format functions write lowercase hex and a terminating NUL. */
+ * other deviation from the format fails. Those that take `struct
+ * hipobj_error *err` (NULL allowed) return HIPOBJ_OK or the status, with
+ * the reason in err (operation NULL; never the input, which may be secret):
+ * HIPOBJ_E_PROTOCOL for a malformed wire value, HIPOBJ_E_INVALID_ARGUMENT
+ * for a malformed X-Amz-Rdma-Target (only a server parses one, from a
+ * request). The one-field parsers return 0, or -1 when the value is
+ * malformed (their caller names the header). Format functions write
+ * lowercase hex and a terminating NUL. */
 #ifndef HIPOBJ_RDMA_TOKEN_H
 #define HIPOBJ_RDMA_TOKEN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../s3/uri.h"
-#include "../src/buf.h"
+#include "../src/base/buf.h"
+#include "../src/base/error.h"
+#include "../src/base/uri.h"
 
 /* ---- RC token (§2) ------------------------------------------------------ */
 
@@ -73,7 +78,7 @@ enum {
  * set to 1 for the marker (t is then all zero), else 0. */
 int rdma_token_decode(const char *s, size_t n, unsigned flags,
                       struct rdma_rc_token *t, int *is_loopback,
-                      const char **why);
+                      struct hipobj_error *err);
 
 /* ---- GIDs ---------------------------------------------------------------- */
 
@@ -103,7 +108,7 @@ int rdma_dc_encode(const struct rdma_dc_desc *d,
 /* Exactly 7 colon-separated fixed-width hex fields, 81 characters; hex of
  * either case; gid_present must be 0 or 1. */
 int rdma_dc_decode(const char *s, size_t n, struct rdma_dc_desc *d,
-                   const char **why);
+                   struct hipobj_error *err);
 
 /* What an x-amz-rdma-token value is, by shape (§7.1: a first field longer
  * than 16 hex digits identifies an RC token). */
@@ -135,7 +140,7 @@ struct rdma_reply {
  * transport RC, non-zero GID; the all-zero token fails. Anything else fails,
  * including other status codes. */
 int rdma_reply_parse(const char *s, size_t n, struct rdma_reply *r,
-                     const char **why);
+                     struct hipobj_error *err);
 /* "200:" + token + NUL (4 + 88 + 1 bytes). */
 void rdma_reply_format_token(const struct rdma_rc_token *t,
                              char out[4 + RDMA_TOKEN_HEX_LEN + 1]);
@@ -214,11 +219,12 @@ void rdma_etag_unquote(const char *s, size_t n, const char **out,
  */
 
 /* Appends "/" + enc(bucket) + "/" + enc(key, '/' kept) and, when nq > 0,
- * "?" + the canonical query (names sorted, values encoded; s3/uri.h). Both
+ * "?" + the canonical query (names sorted, values encoded;
+ * src/base/uri.h). Both
  * bucket and key must be non-empty. Returns -1 (out unchanged) on empty
  * names or allocation failure. */
 int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
-                      const struct s3_param *query, size_t nq);
+                      const struct hparam *query, size_t nq);
 
 #define RDMA_TARGET_MAX 2047
 
@@ -228,6 +234,6 @@ int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
  * is empty, on a malformed escape or above RDMA_TARGET_MAX bytes. */
 int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
                       struct hbuf *key, const char **query, size_t *query_len,
-                      const char **why);
+                      struct hipobj_error *err);
 
 #endif

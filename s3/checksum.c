@@ -1,15 +1,16 @@
 /* checksum.c - the CRCs of S3's flexible checksums: CRC32C and CRC32
  * through ISA-L, which picks the CPU's fastest routine (SSE4.2/PCLMUL on
  * x86, CRC instructions on ARM) at run time; CRC64NVME through
- * rdma/crc64nvme.c (slice-by-16) rather than a third implementation. */
+ * src/base/crc64nvme.c (slice-by-16, shared with rdma/) rather than a third
+ * implementation. */
 #include "checksum.h"
 
 #include <isa-l/crc.h>
 #include <limits.h>
 #include <string.h>
 
-#include "../rdma/crc64nvme.h"
-#include "crypto.h"
+#include "../src/base/codec.h"
+#include "../src/base/crc64nvme.h"
 
 uint32_t s3_crc32c(uint32_t crc, const void *data, size_t len) {
   /* ISA-L keeps the register uninverted and takes an int length: invert
@@ -40,7 +41,7 @@ uint64_t s3_crc64nvme(uint64_t crc, const void *data, size_t len) {
 void s3_crc32c_b64(uint32_t crc, char out[S3_CRC32C_B64_LEN]) {
   const uint8_t be[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16),
                          (uint8_t)(crc >> 8), (uint8_t)crc};
-  s3_base64(be, sizeof be, out);
+  hb64_encode(be, sizeof be, out);
 }
 
 void s3_crc32_b64(uint32_t crc, char out[S3_CRC32_B64_LEN]) {
@@ -51,30 +52,12 @@ void s3_crc64nvme_b64(uint64_t crc, char out[S3_CRC64NVME_B64_LEN]) {
   crc64nvme_to_base64(crc, out);
 }
 
-static int b64_val(char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
 int s3_crc32_parse_b64(const char *b64, uint32_t *out) {
-  if (!b64 || strlen(b64) != 8 || strcmp(b64 + 6, "=="))
+  uint8_t be[4];
+  if (!b64 || hb64_decode(b64, strlen(b64), be, sizeof be) != 0)
     return -1;
-  uint64_t bits = 0;
-  for (int i = 0; i < 6; i++) {
-    int v = b64_val(b64[i]);
-    if (v < 0)
-      return -1;
-    bits = bits << 6 | (unsigned)v;
-  }
-  /* 36 bits carry 32: the 4 left over must be zero. */
-  if (bits & 0xf)
-    return -1;
-  *out = (uint32_t)(bits >> 4);
+  *out = (uint32_t)be[0] << 24 | (uint32_t)be[1] << 16 | (uint32_t)be[2] << 8 |
+         be[3];
   return 0;
 }
 

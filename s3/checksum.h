@@ -1,6 +1,6 @@
 /* checksum.h - the CRCs S3 carries in x-amz-checksum-crc32, -crc32c and
  * -crc64nvme (a base64 of their big-endian bytes: 4, 4 and 8), CRC32 and
- * CRC32C on Intel's ISA-L, CRC64NVME on rdma/crc64nvme.c (the one the
+ * CRC32C on Intel's ISA-L, CRC64NVME on src/base/crc64nvme.c (the one the
  * hipobj-rc-v2 FINAL carries). Cheap enough to check every byte of an
  * upload where SHA-256 would cost the CPU a PUT needs elsewhere.
  *

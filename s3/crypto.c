@@ -1,6 +1,5 @@
-/* crypto.c - SHA-256, HMAC-SHA256, MD5 (one-shot and incremental) and
- * base64 for SigV4 and S3 headers, on OpenSSL 3's EVP interface (see
- * crypto.h).
+/* crypto.c - SHA-256, HMAC-SHA256 and MD5 (one-shot and incremental) for
+ * SigV4 and S3 headers, on OpenSSL 3's EVP interface (see crypto.h).
  *
  * OpenSSL fails here only when a digest is unavailable (a provider setup
  * without the default provider, e.g. MD5 under a FIPS-only configuration) or
@@ -16,14 +15,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-void s3_hex(const uint8_t *in, size_t len, char *out) {
-  static const char digits[] = "0123456789abcdef";
-  for (size_t i = 0; i < len; i++) {
-    out[2 * i] = digits[in[i] >> 4];
-    out[2 * i + 1] = digits[in[i] & 0x0f];
-  }
-  out[2 * len] = '\0';
-}
+#include "../src/base/codec.h"
 
 /* SHA-256 fetched once: with OpenSSL 3, passing EVP_sha256() makes every
  * init look the implementation up again, a visible part of the CPU of a
@@ -61,7 +53,7 @@ int s3_sha256_hex(const void *data, size_t len,
                   char out[S3_SHA256_HEX_LEN + 1]) {
   uint8_t d[S3_SHA256_LEN];
   int rc = s3_sha256(data, len, d);
-  s3_hex(d, sizeof d, out);
+  hhex_encode(d, sizeof d, out);
   return rc;
 }
 
@@ -110,34 +102,6 @@ int s3_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
 
 int s3_md5(const void *data, size_t len, uint8_t out[16]) {
   return digest(EVP_md5(), data, len, out, 16);
-}
-
-size_t s3_base64(const uint8_t *in, size_t len, char *out) {
-  static const char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  size_t o = 0, i = 0;
-  for (; i + 3 <= len; i += 3) {
-    uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-    out[o++] = alphabet[v >> 18];
-    out[o++] = alphabet[(v >> 12) & 63];
-    out[o++] = alphabet[(v >> 6) & 63];
-    out[o++] = alphabet[v & 63];
-  }
-  if (len - i == 1) {
-    uint32_t v = (uint32_t)in[i] << 16;
-    out[o++] = alphabet[v >> 18];
-    out[o++] = alphabet[(v >> 12) & 63];
-    out[o++] = '=';
-    out[o++] = '=';
-  } else if (len - i == 2) {
-    uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
-    out[o++] = alphabet[v >> 18];
-    out[o++] = alphabet[(v >> 12) & 63];
-    out[o++] = alphabet[(v >> 6) & 63];
-    out[o++] = '=';
-  }
-  out[o] = '\0';
-  return o;
 }
 
 /* ---- incremental ---------------------------------------------------------

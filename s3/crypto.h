@@ -1,5 +1,6 @@
-/* crypto.h - the hashes SigV4 and S3 need (SHA-256, HMAC-SHA256, MD5, base64),
- * on OpenSSL. The only place outside sigv4.c that includes OpenSSL headers. */
+/* crypto.h - the hashes SigV4 and S3 need (SHA-256, HMAC-SHA256, MD5), on
+ * OpenSSL. The only place outside sigv4.c that includes OpenSSL headers.
+ * Their hex and base64 forms: src/base/codec.h. */
 #ifndef HIPOBJ_S3_CRYPTO_H
 #define HIPOBJ_S3_CRYPTO_H
 
@@ -14,17 +15,12 @@
  * the output is then zero-filled, never a plausible digest. Callers report
  * the failure as theirs ("SHA-256 of the payload failed"). */
 
-/* Lowercase hex of `len` bytes into out (2*len+1 bytes). */
-void s3_hex(const uint8_t *in, size_t len, char *out);
 int s3_sha256(const void *data, size_t len, uint8_t out[S3_SHA256_LEN]);
 int s3_sha256_hex(const void *data, size_t len,
                   char out[S3_SHA256_HEX_LEN + 1]);
 int s3_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
                    uint8_t out[S3_SHA256_LEN]);
 int s3_md5(const void *data, size_t len, uint8_t out[16]);
-/* Standard base64 with padding; out must hold 4*ceil(len/3)+1 bytes.
- * Returns the encoded length. */
-size_t s3_base64(const uint8_t *in, size_t len, char *out);
 
 /* Incremental SHA-256 and MD5 for bodies fed in pieces. begin returns NULL
  * when out of memory or the digest is unavailable; a failed update makes

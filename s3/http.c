@@ -18,7 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "../src/strutil.h"
+#include "../src/base/strutil.h"
 
 #define DEFAULT_BODY_LIMIT (1u << 20)
 #define EXPECT_CONTINUE_MIN (1u << 20) /* body bytes */
@@ -512,57 +512,55 @@ static void worker_cleanup(struct worker *w) {
 }
 
 static int worker_init(struct s3_http *h, struct worker *w, long maxc,
-                       struct hbuf *why) {
+                       struct hipobj_error *err) {
   w->h = h;
   pthread_mutex_init(&w->lock, NULL);
   w->multi = curl_multi_init();
-  if (!w->multi) {
-    hbuf_puts(why, "cannot create the libcurl multi handle");
-    return -1;
-  }
+  if (!w->multi)
+    return herr_set(err, HIPOBJ_E_INTERNAL, NULL,
+                    "cannot create the libcurl multi handle");
   curl_multi_setopt(w->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxc);
   curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxc);
   curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, maxc);
-  int err = pthread_create(&w->thread, NULL, worker_main, w);
-  if (err) {
-    hbuf_printf(why, "cannot start an HTTP worker thread: %s", strerror(err));
-    return -1;
-  }
+  int e = pthread_create(&w->thread, NULL, worker_main, w);
+  if (e)
+    return herr_set(err, HIPOBJ_E_INTERNAL, NULL,
+                    "cannot start an HTTP worker thread: %s", strerror(e));
   w->started = 1;
-  return 0;
+  return HIPOBJ_OK;
 }
 
 int s3_http_create(const struct s3_http_config *cfg, struct s3_http **out,
-                   struct hbuf *why) {
+                   struct hipobj_error *err) {
   struct s3_http *h = calloc(1, sizeof *h);
   unsigned n = cfg->io_threads ? cfg->io_threads : 1;
   if (h)
     h->w = calloc(n, sizeof *h->w);
   if (!h || !h->w) {
     free(h);
-    hbuf_puts(why, "out of memory");
-    return -1;
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, NULL, "out of memory");
   }
+  int rc = HIPOBJ_OK;
   h->cfg = *cfg;
   h->ca_bundle = hstrdup(cfg->ca_bundle);
   h->cfg.ca_bundle = NULL;
   if (cfg->ca_bundle && !h->ca_bundle) {
-    hbuf_puts(why, "out of memory");
+    rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, NULL, "out of memory");
     goto fail;
   }
   /* The connection limit is the client's: shared out among the workers. */
   long maxc = cfg->max_connections ? (long)cfg->max_connections : 16;
   maxc = (maxc + (long)n - 1) / (long)n;
   for (; h->n_workers < n; h->n_workers++)
-    if (worker_init(h, &h->w[h->n_workers], maxc, why) != 0) {
+    if ((rc = worker_init(h, &h->w[h->n_workers], maxc, err)) != HIPOBJ_OK) {
       h->n_workers++; /* cleaned up below, as far as it got */
       goto fail;
     }
   *out = h;
-  return 0;
+  return HIPOBJ_OK;
 fail:
   s3_http_destroy(h);
-  return -1;
+  return rc;
 }
 
 void s3_http_destroy(struct s3_http *h) {

@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/buf.h"
-#include "../src/log.h"
+#include "../src/base/buf.h"
+#include "../src/base/error.h"
+#include "../src/base/log.h"
 
 struct s3_http;
 
@@ -26,8 +27,11 @@ struct s3_http_config {
   const struct hlog *log;
 };
 
+/* Starts the workers. Fails with HIPOBJ_E_OUT_OF_MEMORY, or
+ * HIPOBJ_E_INTERNAL when libcurl or a thread cannot be set up; err (NULL
+ * allowed) gets the reason with operation NULL (herr_op names it). */
 int s3_http_create(const struct s3_http_config *cfg, struct s3_http **out,
-                   struct hbuf *why);
+                   struct hipobj_error *err);
 /* Waits for the worker to stop; no transfer may be in flight. */
 void s3_http_destroy(struct s3_http *h);
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/strutil.h"
+#include "../src/base/strutil.h"
 #include "crypto.h"
 
 void s3_endpoint_free(struct s3_endpoint *ep) {
@@ -22,13 +22,11 @@ static int ends_with(const char *s, size_t n, const char *suffix) {
 }
 
 int s3_endpoint_parse(const char *url, int addressing, struct s3_endpoint *ep,
-                      struct hbuf *why) {
+                      struct hipobj_error *err) {
   memset(ep, 0, sizeof *ep);
   const char *rest;
-  if (!url || !*url) {
-    hbuf_puts(why, "endpoint URL is empty");
-    return -1;
-  }
+  if (!url || !*url)
+    return herr_set(err, HIPOBJ_E_CONFIG, NULL, "endpoint URL is empty");
   if (!strncasecmp(url, "http://", 7)) {
     ep->scheme = strdup("http");
     rest = url + 7;
@@ -36,21 +34,20 @@ int s3_endpoint_parse(const char *url, int addressing, struct s3_endpoint *ep,
     ep->scheme = strdup("https");
     rest = url + 8;
   } else {
-    hbuf_printf(why, "endpoint URL '%s' must start with http:// or https://",
-                url);
-    return -1;
+    return herr_set(err, HIPOBJ_E_CONFIG, NULL,
+                    "endpoint URL '%s' must start with http:// or https://",
+                    url);
   }
   size_t hlen = strcspn(rest, "/?#");
   if (hlen == 0 || memchr(rest, '@', hlen)) {
-    hbuf_printf(why, "endpoint URL '%s' has no usable host", url);
     s3_endpoint_free(ep);
-    return -1;
+    return herr_set(err, HIPOBJ_E_CONFIG, NULL,
+                    "endpoint URL '%s' has no usable host", url);
   }
   if (strpbrk(rest + hlen, "?#")) {
-    hbuf_printf(why, "endpoint URL '%s' must not have a query or fragment",
-                url);
     s3_endpoint_free(ep);
-    return -1;
+    return herr_set(err, HIPOBJ_E_CONFIG, NULL,
+                    "endpoint URL '%s' must not have a query or fragment", url);
   }
   ep->host = hstrndup(rest, hlen);
   const char *path = rest + hlen;
@@ -59,9 +56,8 @@ int s3_endpoint_parse(const char *url, int addressing, struct s3_endpoint *ep,
     plen--;
   ep->base_path = hstrndup(path, plen);
   if (!ep->scheme || !ep->host || !ep->base_path) {
-    hbuf_puts(why, "out of memory");
     s3_endpoint_free(ep);
-    return -1;
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, NULL, "out of memory");
   }
   /* AUTO: virtual-hosted style only where it is known to work (AWS);
    * custom endpoints (Ceph, MinIO, local servers) get path style. */
@@ -69,7 +65,7 @@ int s3_endpoint_parse(const char *url, int addressing, struct s3_endpoint *ep,
   ep->virtual_hosted =
       addressing == 2 ||
       (addressing == 0 && ends_with(ep->host, host_only, ".amazonaws.com"));
-  return 0;
+  return HIPOBJ_OK;
 }
 
 int s3_request_header(struct s3_request *r, const char *name,
@@ -116,11 +112,12 @@ static int add_line(struct s3_signed *s, const char *name, const char *value) {
 
 int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
                     const struct s3_creds *creds, const char *region,
-                    time_t now, struct s3_signed *out, struct hbuf *why) {
+                    time_t now, struct s3_signed *out,
+                    struct hipobj_error *err) {
   memset(out, 0, sizeof *out);
   struct hbuf host = HBUF_INIT, uri = HBUF_INIT, query = HBUF_INIT,
               url = HBUF_INIT, auth = HBUF_INIT;
-  int rc = -1;
+  int rc;
   char amz_date[17];
   s3_sigv4_amz_date(now, amz_date);
   const char *payload = r->payload_hash ? r->payload_hash : S3_UNSIGNED_PAYLOAD;
@@ -137,13 +134,13 @@ int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
   } else {
     if (r->bucket && !ep->virtual_hosted) {
       hbuf_putc(&uri, '/');
-      s3_uri_encode(&uri, r->bucket, strlen(r->bucket), 0);
+      huri_encode(&uri, r->bucket, strlen(r->bucket), 0);
     }
     hbuf_putc(&uri, '/');
     if (r->key)
-      s3_uri_encode(&uri, r->key, strlen(r->key), 1);
+      huri_encode(&uri, r->key, strlen(r->key), 1);
   }
-  s3_canonical_query(&query, r->params, r->n_params);
+  huri_canonical_query(&query, r->params, r->n_params);
   hbuf_printf(&url, "%s://%s%s%s%s", ep->scheme, hbuf_str(&host),
               hbuf_str(&uri), query.len ? "?" : "", hbuf_str(&query));
   if (host.oom || uri.oom || query.oom || url.oom)
@@ -186,10 +183,11 @@ int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
   out->url = hbuf_steal(&url);
   if (!out->url)
     goto oom;
-  rc = 0;
+  rc = HIPOBJ_OK;
   goto done;
 oom:
-  hbuf_puts(why, "out of memory while building the request");
+  rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, NULL,
+                "out of memory while building the request");
   s3_signed_free(out);
 done:
   hbuf_free(&host);
@@ -204,35 +202,31 @@ done:
   return rc;
 }
 
-int s3_check_bucket(const char *bucket, struct hbuf *why) {
+int s3_check_bucket(const char *bucket, struct hipobj_error *err) {
   size_t n = bucket ? strlen(bucket) : 0;
-  if (n < 3 || n > 63) {
-    hbuf_printf(why, "bucket name '%s' must be 3 to 63 characters long",
-                bucket ? bucket : "");
-    return -1;
-  }
+  if (n < 3 || n > 63)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL,
+                    "bucket name '%s' must be 3 to 63 characters long",
+                    bucket ? bucket : "");
   for (size_t i = 0; i < n; i++) {
     char c = bucket[i];
     /* Upper case and '_' are refused by AWS but accepted by many
      * path-style servers, so they pass; '/' and controls never can. */
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_')) {
-      hbuf_printf(why, "bucket name '%s' has an invalid character", bucket);
-      return -1;
-    }
+          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_'))
+      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL,
+                      "bucket name '%s' has an invalid character", bucket);
   }
-  return 0;
+  return HIPOBJ_OK;
 }
 
-int s3_check_key(const char *key, struct hbuf *why) {
+int s3_check_key(const char *key, struct hipobj_error *err) {
   size_t n = key ? strlen(key) : 0;
-  if (n == 0) {
-    hbuf_puts(why, "object key is empty");
-    return -1;
-  }
-  if (n > 1024) {
-    hbuf_printf(why, "object key is %zu bytes long; S3 allows 1024", n);
-    return -1;
-  }
-  return 0;
+  if (n == 0)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL,
+                    "object key is empty");
+  if (n > 1024)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL,
+                    "object key is %zu bytes long; S3 allows 1024", n);
+  return HIPOBJ_OK;
 }

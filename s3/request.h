@@ -1,16 +1,20 @@
 /* request.h - builds S3 requests: endpoint parsing, bucket/key addressing,
  * URL and canonical strings, and SigV4 signing of the final header set.
  * Pure (no I/O): the HTTP engine sends what this produces. Extra headers
- * (Range, x-amz-rdma-*, ...) are added before signing so they are covered. */
+ * (Range, x-amz-rdma-*, ...) are added before signing so they are covered.
+ *
+ * Failures are reported in err (NULL allowed) with operation NULL: the
+ * message is the bare reason, which the caller names with herr_op(). */
 #ifndef HIPOBJ_S3_REQUEST_H
 #define HIPOBJ_S3_REQUEST_H
 
 #include <stddef.h>
 #include <time.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
+#include "../src/base/error.h"
+#include "../src/base/uri.h"
 #include "sigv4.h"
-#include "uri.h"
 
 struct s3_endpoint {
   char *scheme;    /* "http" or "https" */
@@ -20,9 +24,10 @@ struct s3_endpoint {
 };
 
 /* Parses "http(s)://host[:port][/path]". addressing: HIPOBJ_ADDRESSING_*;
- * AUTO picks virtual-hosted only for *.amazonaws.com endpoints. */
+ * AUTO picks virtual-hosted only for *.amazonaws.com endpoints. A URL it
+ * cannot use is HIPOBJ_E_CONFIG (the endpoint is configuration). */
 int s3_endpoint_parse(const char *url, int addressing, struct s3_endpoint *ep,
-                      struct hbuf *why);
+                      struct hipobj_error *err);
 void s3_endpoint_free(struct s3_endpoint *ep);
 
 struct s3_creds {
@@ -42,7 +47,7 @@ struct s3_request {
   const char *key;           /* NULL: bucket-level request */
   const char *path_override; /* raw canonical path (e.g. "/.hipobj-rc/prepare"),
                                 used instead of bucket/key when set */
-  struct s3_param params[S3_MAX_PARAMS];
+  struct hparam params[S3_MAX_PARAMS];
   size_t n_params;
   struct s3_header headers[S3_MAX_HEADERS]; /* extra headers to sign and send */
   size_t n_headers;
@@ -65,15 +70,18 @@ struct s3_signed {
 };
 
 /* Builds the URL, adds host, x-amz-date, x-amz-content-sha256,
- * x-amz-security-token and signs. `now` is injected for tests. */
+ * x-amz-security-token and signs. `now` is injected for tests. Fails only
+ * with HIPOBJ_E_OUT_OF_MEMORY (also when OpenSSL cannot sign). */
 int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
                     const struct s3_creds *creds, const char *region,
-                    time_t now, struct s3_signed *out, struct hbuf *why);
+                    time_t now, struct s3_signed *out,
+                    struct hipobj_error *err);
 void s3_signed_free(struct s3_signed *s);
 
 /* Checks a bucket name (3-63 chars, S3 rules relaxed to what path-style
- * servers accept) and key (1..1024 bytes). Return -1 with a reason. */
-int s3_check_bucket(const char *bucket, struct hbuf *why);
-int s3_check_key(const char *key, struct hbuf *why);
+ * servers accept) and key (1..1024 bytes): HIPOBJ_E_INVALID_ARGUMENT with
+ * the reason when they break the rules. */
+int s3_check_bucket(const char *bucket, struct hipobj_error *err);
+int s3_check_key(const char *key, struct hipobj_error *err);
 
 #endif

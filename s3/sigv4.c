@@ -12,6 +12,8 @@
 
 #include <openssl/crypto.h>
 
+#include "../src/base/codec.h"
+
 #define SIGV4_ALGORITHM "AWS4-HMAC-SHA256"
 
 void s3_sigv4_amz_date(time_t t, char out[17]) {
@@ -242,7 +244,7 @@ static void sign_with_key(const uint8_t key[S3_SHA256_LEN],
   out[0] = '\0';
   if (s3_hmac_sha256(key, S3_SHA256_LEN, string_to_sign, strlen(string_to_sign),
                      sig) == 0)
-    s3_hex(sig, sizeof sig, out);
+    hhex_encode(sig, sizeof sig, out);
 }
 
 void s3_sigv4_signature(const char *secret_key, const char *amz_date,

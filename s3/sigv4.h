@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
 #include "crypto.h"
 
 struct s3_header {
@@ -37,7 +37,7 @@ struct s3_sigv4_input {
   const char *method;        /* "GET" */
   const char *canonical_uri; /* already URI-encoded path, e.g. "/b/my%20key" */
   const char
-      *canonical_query; /* already canonical (s3_canonical_query) or "" */
+      *canonical_query; /* already canonical (huri_canonical_query) or "" */
   const struct s3_header *headers; /* headers to sign (must include host and
                                       x-amz-date, x-amz-content-sha256) */
   size_t n_headers;

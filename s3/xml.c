@@ -10,7 +10,8 @@
  * Threads: many threads parse at once. libxml2 keeps its error handlers per
  * thread, so each parse installs its own structured handler on the calling
  * thread and restores the previous one afterwards; libxml2 therefore never
- * prints to stderr, and the first error becomes the one-line `why`. */
+ * prints to stderr, and the first error becomes the one-line message of the
+ * struct hipobj_error the caller passed (HIPOBJ_E_PROTOCOL: we received it). */
 #include "xml.h"
 
 #include <ctype.h>
@@ -23,28 +24,33 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-#include "../src/strutil.h"
-#include "uri.h"
+#include "../src/base/codec.h"
+#include "../src/base/strutil.h"
+#include "../src/base/uri.h"
 #include "xml_doc.h"
 
-#define S3_B64_CHARS                                                           \
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+#define S3_B64_CHARS HB64_ALPHABET "="
 
 #define S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define MAX_PART_NUMBER 10000
 
 /* ---- Parsing and error capture ---- */
 
-#define fail s3_xml_fail
+/* Every failure of a document we received is HIPOBJ_E_PROTOCOL, except
+ * memory (nomem) and a missing output (no_output). */
+#define fail(e, ...) s3_xml_fail((e), HIPOBJ_E_PROTOCOL, __VA_ARGS__)
+#define nomem(e, ...) s3_xml_fail((e), HIPOBJ_E_OUT_OF_MEMORY, __VA_ARGS__)
+#define no_output(e, what)                                                     \
+  s3_xml_fail((e), HIPOBJ_E_INVALID_ARGUMENT, "no output for the %s", (what))
 #define is_el s3_xml_is_el
 
 /* Parses xml and checks the root element's local name (any of the
  * NULL-terminated `roots`). On success *doc must be freed with xmlFreeDoc. */
 static int parse_doc(const char *xml, size_t len, const char *const *roots,
-                     xmlDocPtr *doc, struct hbuf *why) {
+                     xmlDocPtr *doc, struct s3_xml_err *e) {
   *doc = NULL;
   if (!xml && len)
-    return fail(why, "malformed XML: no document");
+    return fail(e, "malformed XML: no document");
   /* S3 sends whitespace to keep a slow CompleteMultipartUpload alive before
    * the document, but an XML declaration is only legal at offset 0. */
   while (len && (*xml == ' ' || *xml == '\t' || *xml == '\r' || *xml == '\n')) {
@@ -52,18 +58,17 @@ static int parse_doc(const char *xml, size_t len, const char *const *roots,
     len--;
   }
   if (len == 0)
-    return fail(why, "malformed XML: empty document");
+    return fail(e, "malformed XML: empty document");
   if (len > 64u * 1024 * 1024)
-    return fail(why, "malformed XML: document too large (%zu bytes)", len);
+    return fail(e, "malformed XML: document too large (%zu bytes)", len);
 
   xmlDocPtr d;
-  struct s3_xml_read_error e;
-  if (s3_xml_read(xml, len, &d, &e) != S3_XML_READ_OK)
-    return fail(why, "%s", e.why);
+  if ((e->status = s3_xml_read(xml, len, HIPOBJ_E_PROTOCOL, &d, e->err)))
+    return -1;
   xmlNodePtr root = xmlDocGetRootElement(d);
   if (!root) {
     xmlFreeDoc(d);
-    return fail(why, "malformed XML: no root element");
+    return fail(e, "malformed XML: no root element");
   }
   for (const char *const *r = roots; *r; r++) {
     if (is_el(root, *r)) {
@@ -71,7 +76,7 @@ static int parse_doc(const char *xml, size_t len, const char *const *roots,
       return 0;
     }
   }
-  fail(why, "unexpected root element <%.64s>, expected <%s>",
+  fail(e, "unexpected root element <%.64s>, expected <%s>",
        (const char *)root->name, roots[0]);
   xmlFreeDoc(d);
   return -1;
@@ -89,46 +94,47 @@ static xmlNodePtr child_el(const xmlNode *parent, const char *name) {
 /* Text content of a leaf element: text and CDATA children concatenated
  * (comments and PIs skipped). An entity reference cannot occur (no DTD is
  * allowed), but if it did, its content is not ours to expand. */
-static int node_text(const xmlNode *el, struct hbuf *out, struct hbuf *why) {
+static int node_text(const xmlNode *el, struct hbuf *out,
+                     struct s3_xml_err *e) {
   hbuf_append(out, "", 0);
   for (xmlNodePtr c = el->children; c; c = c->next) {
     if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
       if (c->content)
         hbuf_puts(out, (const char *)c->content);
     } else if (c->type == XML_ENTITY_REF_NODE) {
-      return fail(why, "entity reference in <%s>", (const char *)el->name);
+      return fail(e, "entity reference in <%s>", (const char *)el->name);
     } else if (c->type == XML_ELEMENT_NODE) {
-      return fail(why, "unexpected element <%.64s> in <%s>",
+      return fail(e, "unexpected element <%.64s> in <%s>",
                   (const char *)c->name, (const char *)el->name);
     }
   }
   if (out->oom)
-    return fail(why, "out of memory reading <%s>", (const char *)el->name);
+    return nomem(e, "out of memory reading <%s>", (const char *)el->name);
   return 0;
 }
 
 /* Field getters return 0 when found, 1 when absent and not required, -1 on
- * error (why filled). */
+ * error (e filled). */
 static int field_text(const xmlNode *parent, const char *name, int required,
-                      struct hbuf *out, struct hbuf *why) {
+                      struct hbuf *out, struct s3_xml_err *e) {
   xmlNodePtr el = child_el(parent, name);
   if (!el)
-    return required ? fail(why, "missing <%s>", name) : 1;
-  return node_text(el, out, why);
+    return required ? fail(e, "missing <%s>", name) : 1;
+  return node_text(el, out, e);
 }
 
 /* Copies into a fixed array. Diagnostic text (error messages) may be cut;
  * identifiers (ETags) must not be, since a cut one is a wrong one. */
 static int field_fixed(const xmlNode *parent, const char *name, int required,
                        char *dst, size_t dstsz, int may_truncate,
-                       struct hbuf *why) {
+                       struct s3_xml_err *e) {
   struct hbuf t = HBUF_INIT;
-  int rc = field_text(parent, name, required, &t, why);
+  int rc = field_text(parent, name, required, &t, e);
   if (rc == 0) {
     if (strlen(hbuf_str(&t)) != t.len)
-      rc = fail(why, "NUL character in <%s>", name);
+      rc = fail(e, "NUL character in <%s>", name);
     else if (t.len >= dstsz && !may_truncate)
-      rc = fail(why, "<%s> too long (%zu bytes)", name, t.len);
+      rc = fail(e, "<%s> too long (%zu bytes)", name, t.len);
     else {
       hstrlcpy(dst, hbuf_str(&t), dstsz);
       /* A cut inside a UTF-8 sequence would leave invalid text: back up
@@ -144,16 +150,16 @@ static int field_fixed(const xmlNode *parent, const char *name, int required,
 }
 
 static int field_dup(const xmlNode *parent, const char *name, int required,
-                     char **dst, struct hbuf *why) {
+                     char **dst, struct s3_xml_err *e) {
   struct hbuf t = HBUF_INIT;
-  int rc = field_text(parent, name, required, &t, why);
+  int rc = field_text(parent, name, required, &t, e);
   if (rc == 0) {
     if (strlen(hbuf_str(&t)) != t.len) {
-      rc = fail(why, "NUL character in <%s>", name);
+      rc = fail(e, "NUL character in <%s>", name);
     } else {
       *dst = hbuf_steal(&t);
       if (!*dst)
-        rc = fail(why, "out of memory reading <%s>", name);
+        rc = nomem(e, "out of memory reading <%s>", name);
     }
   }
   hbuf_free(&t);
@@ -163,15 +169,15 @@ static int field_dup(const xmlNode *parent, const char *name, int required,
 /* Numbers, booleans and dates may be surrounded by whitespace when a server
  * pretty-prints; strings (keys, ETags) are taken exactly. */
 static int field_trimmed(const xmlNode *parent, const char *name, int required,
-                         char *dst, size_t dstsz, struct hbuf *why) {
+                         char *dst, size_t dstsz, struct s3_xml_err *e) {
   struct hbuf t = HBUF_INIT;
-  int rc = field_text(parent, name, required, &t, why);
+  int rc = field_text(parent, name, required, &t, e);
   if (rc == 0) {
     const char *s = hbuf_str(&t);
     size_t n = t.len;
     hstrtrim(&s, &n);
     if (n >= dstsz)
-      rc = fail(why, "bad <%s>: value too long", name);
+      rc = fail(e, "bad <%s>: value too long", name);
     else {
       memcpy(dst, s, n);
       dst[n] = '\0';
@@ -182,46 +188,46 @@ static int field_trimmed(const xmlNode *parent, const char *name, int required,
 }
 
 static int field_u64(const xmlNode *parent, const char *name, int required,
-                     uint64_t *out, struct hbuf *why) {
+                     uint64_t *out, struct s3_xml_err *e) {
   char v[32];
-  int rc = field_trimmed(parent, name, required, v, sizeof v, why);
+  int rc = field_trimmed(parent, name, required, v, sizeof v, e);
   if (rc == 0 && hparse_u64(v, strlen(v), out) != 0)
-    return fail(why, "bad <%s>: \"%s\" is not a number", name, v);
+    return fail(e, "bad <%s>: \"%s\" is not a number", name, v);
   return rc;
 }
 
 static int field_bool(const xmlNode *parent, const char *name, int *out,
-                      struct hbuf *why) {
+                      struct s3_xml_err *e) {
   char v[16];
   *out = 0;
-  int rc = field_trimmed(parent, name, 0, v, sizeof v, why);
+  int rc = field_trimmed(parent, name, 0, v, sizeof v, e);
   if (rc != 0)
     return rc;
   if (hstrcaseeq(v, "true"))
     *out = 1;
   else if (!hstrcaseeq(v, "false"))
-    return fail(why, "bad <%s>: \"%s\" is not true or false", name, v);
+    return fail(e, "bad <%s>: \"%s\" is not true or false", name, v);
   return 0;
 }
 
 static int field_time(const xmlNode *parent, const char *name, int64_t *out,
-                      struct hbuf *why) {
+                      struct s3_xml_err *e) {
   char v[64];
   *out = 0;
-  int rc = field_trimmed(parent, name, 0, v, sizeof v, why);
+  int rc = field_trimmed(parent, name, 0, v, sizeof v, e);
   if (rc == 0 && s3_parse_iso8601(v, out) != 0)
-    return fail(why, "bad <%s>: \"%s\" is not an ISO 8601 time", name, v);
+    return fail(e, "bad <%s>: \"%s\" is not an ISO 8601 time", name, v);
   return rc;
 }
 
 static int field_part_number(const xmlNode *parent, const char *name,
-                             unsigned *out, struct hbuf *why) {
+                             unsigned *out, struct s3_xml_err *e) {
   uint64_t v;
-  int rc = field_u64(parent, name, 1, &v, why);
+  int rc = field_u64(parent, name, 1, &v, e);
   if (rc != 0)
     return rc;
   if (v < 1 || v > MAX_PART_NUMBER)
-    return fail(why, "bad <%s>: %llu is outside 1..%d", name,
+    return fail(e, "bad <%s>: %llu is outside 1..%d", name,
                 (unsigned long long)v, MAX_PART_NUMBER);
   *out = (unsigned)v;
   return 0;
@@ -230,55 +236,57 @@ static int field_part_number(const xmlNode *parent, const char *name,
 /* ---- Error, Initiate, Complete ---- */
 
 static int read_error_fields(const xmlNode *root, struct s3_xml_error *out,
-                             struct hbuf *why) {
+                             struct s3_xml_err *e) {
   memset(out, 0, sizeof *out);
-  if (field_fixed(root, "Code", 1, out->code, sizeof out->code, 0, why) < 0 ||
-      field_fixed(root, "Message", 0, out->message, sizeof out->message, 1,
-                  why) < 0 ||
+  if (field_fixed(root, "Code", 1, out->code, sizeof out->code, 0, e) < 0 ||
+      field_fixed(root, "Message", 0, out->message, sizeof out->message, 1, e) <
+          0 ||
       field_fixed(root, "RequestId", 0, out->request_id, sizeof out->request_id,
-                  1, why) < 0 ||
+                  1, e) < 0 ||
       field_fixed(root, "Resource", 0, out->resource, sizeof out->resource, 1,
-                  why) < 0)
+                  e) < 0)
     return -1;
   if (!out->code[0])
-    return fail(why, "empty <Code> in <Error>");
+    return fail(e, "empty <Code> in <Error>");
   return 0;
 }
 
 int s3_xml_parse_error(const char *xml, size_t len, struct s3_xml_error *out,
-                       struct hbuf *why) {
+                       struct hipobj_error *err) {
   static const char *const roots[] = {"Error", NULL};
+  struct s3_xml_err x = {err, HIPOBJ_OK}, *e = &x;
   if (!out)
-    return fail(why, "no output for the error document");
+    return s3_xml_status(e, no_output(e, "error document"));
   memset(out, 0, sizeof *out);
   xmlDocPtr doc;
-  if (parse_doc(xml, len, roots, &doc, why) != 0)
-    return -1;
-  int rc = read_error_fields(xmlDocGetRootElement(doc), out, why);
+  if (parse_doc(xml, len, roots, &doc, e) != 0)
+    return s3_xml_status(e, -1);
+  int rc = read_error_fields(xmlDocGetRootElement(doc), out, e);
   xmlFreeDoc(doc);
-  return rc;
+  return s3_xml_status(e, rc);
 }
 
 int s3_xml_parse_initiate(const char *xml, size_t len, char **upload_id,
-                          struct hbuf *why) {
+                          struct hipobj_error *err) {
   static const char *const roots[] = {"InitiateMultipartUploadResult", NULL};
+  struct s3_xml_err x = {err, HIPOBJ_OK}, *e = &x;
   if (!upload_id)
-    return fail(why, "no output for the upload id");
+    return s3_xml_status(e, no_output(e, "upload id"));
   *upload_id = NULL;
   xmlDocPtr doc;
-  if (parse_doc(xml, len, roots, &doc, why) != 0)
-    return -1;
+  if (parse_doc(xml, len, roots, &doc, e) != 0)
+    return s3_xml_status(e, -1);
   char *id = NULL;
-  int rc = field_dup(xmlDocGetRootElement(doc), "UploadId", 1, &id, why);
+  int rc = field_dup(xmlDocGetRootElement(doc), "UploadId", 1, &id, e);
   xmlFreeDoc(doc);
   if (rc != 0)
-    return -1;
+    return s3_xml_status(e, -1);
   if (!id[0]) {
     free(id);
-    return fail(why, "empty <UploadId>");
+    return s3_xml_status(e, fail(e, "empty <UploadId>"));
   }
   *upload_id = id;
-  return 0;
+  return HIPOBJ_OK;
 }
 
 /* XML text escaping. The quote is escaped as &quot; (not required in text,
@@ -347,38 +355,39 @@ bad:
 }
 
 int s3_xml_parse_complete(const char *xml, size_t len, int *is_error,
-                          struct s3_xml_error *err, char etag[128],
-                          struct hbuf *why) {
+                          struct s3_xml_error *s3err, char etag[128],
+                          struct hipobj_error *err) {
   static const char *const roots[] = {"CompleteMultipartUploadResult", "Error",
                                       NULL};
+  struct s3_xml_err x = {err, HIPOBJ_OK}, *e = &x;
   struct s3_xml_error scratch;
-  if (!err)
-    err = &scratch;
-  memset(err, 0, sizeof *err);
+  if (!s3err)
+    s3err = &scratch;
+  memset(s3err, 0, sizeof *s3err);
   if (is_error)
     *is_error = 0;
   if (etag)
     etag[0] = '\0';
   xmlDocPtr doc;
-  if (parse_doc(xml, len, roots, &doc, why) != 0)
-    return -1;
+  if (parse_doc(xml, len, roots, &doc, e) != 0)
+    return s3_xml_status(e, -1);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   int rc;
   if (is_el(root, "Error")) {
     /* The "200 with <Error>" case: the upload did not complete. */
-    rc = read_error_fields(root, err, why);
+    rc = read_error_fields(root, s3err, e);
     if (rc == 0 && is_error)
       *is_error = 1;
   } else {
     char tmp[128];
     /* Ceph RGW (Pacific) completes the upload but sends <ETag></ETag>:
      * pass the empty value on rather than report a failure. */
-    rc = field_fixed(root, "ETag", 1, tmp, sizeof tmp, 0, why);
+    rc = field_fixed(root, "ETag", 1, tmp, sizeof tmp, 0, e);
     if (rc == 0 && etag)
       memcpy(etag, tmp, sizeof tmp);
   }
   xmlFreeDoc(doc);
-  return rc == 0 ? 0 : -1;
+  return s3_xml_status(e, rc);
 }
 
 /* ---- ListParts ---- */
@@ -392,9 +401,9 @@ static size_t count_children(const xmlNode *parent, const char *name) {
 
 /* <ChecksumCRC32C> of a listed part, when present: base64 of 4 bytes. */
 static int list_part_crc32c(const xmlNode *part, struct s3_part *p,
-                            struct hbuf *why) {
-  int rc = field_trimmed(part, "ChecksumCRC32C", 0, p->crc32c, sizeof p->crc32c,
-                         why);
+                            struct s3_xml_err *e) {
+  int rc =
+      field_trimmed(part, "ChecksumCRC32C", 0, p->crc32c, sizeof p->crc32c, e);
   if (rc < 0)
     return -1;
   /* 8 characters: 6 of the alphabet, then "==". */
@@ -402,53 +411,55 @@ static int list_part_crc32c(const xmlNode *part, struct s3_part *p,
       (strlen(p->crc32c) != 8 || strcspn(p->crc32c, "=") != 6 ||
        strspn(p->crc32c, S3_B64_CHARS) != 8 || strcmp(p->crc32c + 6, "=="))) {
     p->crc32c[0] = '\0';
-    return fail(why, "bad <ChecksumCRC32C>: not the base64 of 4 bytes");
+    return fail(e, "bad <ChecksumCRC32C>: not the base64 of 4 bytes");
   }
   return 0;
 }
 
 int s3_xml_parse_list_parts(const char *xml, size_t len,
-                            struct s3_list_parts *out, struct hbuf *why) {
+                            struct s3_list_parts *out,
+                            struct hipobj_error *err) {
   static const char *const roots[] = {"ListPartsResult", NULL};
+  struct s3_xml_err x = {err, HIPOBJ_OK}, *e = &x;
   if (!out)
-    return fail(why, "no output for the part list");
+    return s3_xml_status(e, no_output(e, "part list"));
   memset(out, 0, sizeof *out);
   xmlDocPtr doc;
-  if (parse_doc(xml, len, roots, &doc, why) != 0)
-    return -1;
+  if (parse_doc(xml, len, roots, &doc, e) != 0)
+    return s3_xml_status(e, -1);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   int rc = -1;
   size_t cap = count_children(root, "Part");
   if (cap && !(out->parts = calloc(cap, sizeof *out->parts))) {
-    fail(why, "out of memory for %zu parts", cap);
+    nomem(e, "out of memory for %zu parts", cap);
     goto done;
   }
   for (xmlNodePtr c = root->children; c; c = c->next) {
     if (!is_el(c, "Part"))
       continue;
     struct s3_part *p = &out->parts[out->n];
-    if (field_part_number(c, "PartNumber", &p->number, why) != 0 ||
-        field_fixed(c, "ETag", 1, p->etag, sizeof p->etag, 0, why) < 0 ||
-        field_u64(c, "Size", 1, &p->size, why) != 0 ||
-        field_time(c, "LastModified", &p->mtime, why) < 0 ||
-        list_part_crc32c(c, p, why) != 0)
+    if (field_part_number(c, "PartNumber", &p->number, e) != 0 ||
+        field_fixed(c, "ETag", 1, p->etag, sizeof p->etag, 0, e) < 0 ||
+        field_u64(c, "Size", 1, &p->size, e) != 0 ||
+        field_time(c, "LastModified", &p->mtime, e) < 0 ||
+        list_part_crc32c(c, p, e) != 0)
       goto done;
     out->n++;
   }
-  if (field_bool(root, "IsTruncated", &out->is_truncated, why) < 0)
+  if (field_bool(root, "IsTruncated", &out->is_truncated, e) < 0)
     goto done;
   uint64_t marker = 0;
-  int mrc = field_u64(root, "NextPartNumberMarker", 0, &marker, why);
+  int mrc = field_u64(root, "NextPartNumberMarker", 0, &marker, e);
   if (mrc < 0)
     goto done;
   if (marker > MAX_PART_NUMBER) {
-    fail(why, "bad <NextPartNumberMarker>: %llu is above %d",
+    fail(e, "bad <NextPartNumberMarker>: %llu is above %d",
          (unsigned long long)marker, MAX_PART_NUMBER);
     goto done;
   }
   /* Without a marker a truncated listing cannot be continued. */
   if (out->is_truncated && mrc != 0) {
-    fail(why, "missing <NextPartNumberMarker> in a truncated listing");
+    fail(e, "missing <NextPartNumberMarker> in a truncated listing");
     goto done;
   }
   out->next_marker = (unsigned)marker;
@@ -457,7 +468,7 @@ done:
   xmlFreeDoc(doc);
   if (rc != 0)
     s3_xml_list_parts_free(out);
-  return rc;
+  return s3_xml_status(e, rc);
 }
 
 void s3_xml_list_parts_free(struct s3_list_parts *lp) {
@@ -471,7 +482,7 @@ void s3_xml_list_parts_free(struct s3_list_parts *lp) {
 
 /* With EncodingType=url, S3 (and MinIO) encode keys like an HTML form: a
  * space becomes '+', and a literal '+' is always sent as %2B. So '+' is a
- * space here, unlike in s3_uri_decode. */
+ * space here, unlike in huri_decode. */
 static int form_decode_inplace(char **s) {
   struct hbuf plus = HBUF_INIT, dec = HBUF_INIT;
   hbuf_puts(&plus, *s);
@@ -479,7 +490,7 @@ static int form_decode_inplace(char **s) {
     if (plus.data[i] == '+')
       plus.data[i] = ' ';
   int rc = -1;
-  if (!plus.oom && s3_uri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
+  if (!plus.oom && huri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
       strlen(hbuf_str(&dec)) == dec.len) {
     char *d = hbuf_steal(&dec);
     if (d) {
@@ -494,23 +505,25 @@ static int form_decode_inplace(char **s) {
 }
 
 int s3_xml_parse_list_objects(const char *xml, size_t len,
-                              struct s3_list_objects *out, struct hbuf *why) {
+                              struct s3_list_objects *out,
+                              struct hipobj_error *err) {
   static const char *const roots[] = {"ListBucketResult", NULL};
+  struct s3_xml_err x = {err, HIPOBJ_OK}, *e = &x;
   if (!out)
-    return fail(why, "no output for the object list");
+    return s3_xml_status(e, no_output(e, "object list"));
   memset(out, 0, sizeof *out);
   xmlDocPtr doc;
-  if (parse_doc(xml, len, roots, &doc, why) != 0)
-    return -1;
+  if (parse_doc(xml, len, roots, &doc, e) != 0)
+    return s3_xml_status(e, -1);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   int rc = -1, url_encoded = 0;
   char enc[16];
-  int erc = field_trimmed(root, "EncodingType", 0, enc, sizeof enc, why);
+  int erc = field_trimmed(root, "EncodingType", 0, enc, sizeof enc, e);
   if (erc < 0)
     goto done;
   if (erc == 0) {
     if (!hstrcaseeq(enc, "url")) {
-      fail(why, "unsupported <EncodingType> \"%s\"", enc);
+      fail(e, "unsupported <EncodingType> \"%s\"", enc);
       goto done;
     }
     url_encoded = 1;
@@ -520,41 +533,41 @@ int s3_xml_parse_list_objects(const char *xml, size_t len,
   size_t n_pre = count_children(root, "CommonPrefixes");
   if ((n_obj && !(out->objects = calloc(n_obj, sizeof *out->objects))) ||
       (n_pre && !(out->prefixes = calloc(n_pre, sizeof *out->prefixes)))) {
-    fail(why, "out of memory for %zu objects", n_obj + n_pre);
+    nomem(e, "out of memory for %zu objects", n_obj + n_pre);
     goto done;
   }
   for (xmlNodePtr c = root->children; c; c = c->next) {
     if (is_el(c, "Contents")) {
       struct s3_object_entry *o = &out->objects[out->n_objects++];
-      if (field_dup(c, "Key", 1, &o->key, why) != 0 ||
-          field_u64(c, "Size", 1, &o->size, why) != 0 ||
-          field_fixed(c, "ETag", 0, o->etag, sizeof o->etag, 0, why) < 0 ||
-          field_time(c, "LastModified", &o->mtime, why) < 0)
+      if (field_dup(c, "Key", 1, &o->key, e) != 0 ||
+          field_u64(c, "Size", 1, &o->size, e) != 0 ||
+          field_fixed(c, "ETag", 0, o->etag, sizeof o->etag, 0, e) < 0 ||
+          field_time(c, "LastModified", &o->mtime, e) < 0)
         goto done;
       if (url_encoded && form_decode_inplace(&o->key) != 0) {
-        fail(why, "bad url-encoded <Key> \"%.64s\"", o->key);
+        fail(e, "bad url-encoded <Key> \"%.64s\"", o->key);
         goto done;
       }
       if (!o->key[0]) {
-        fail(why, "empty <Key>");
+        fail(e, "empty <Key>");
         goto done;
       }
     } else if (is_el(c, "CommonPrefixes")) {
       char **p = &out->prefixes[out->n_prefixes++];
-      if (field_dup(c, "Prefix", 1, p, why) != 0)
+      if (field_dup(c, "Prefix", 1, p, e) != 0)
         goto done;
       if (url_encoded && form_decode_inplace(p) != 0) {
-        fail(why, "bad url-encoded <Prefix> \"%.64s\"", *p);
+        fail(e, "bad url-encoded <Prefix> \"%.64s\"", *p);
         goto done;
       }
     }
   }
-  if (field_bool(root, "IsTruncated", &out->is_truncated, why) < 0 ||
-      field_dup(root, "NextContinuationToken", 0, &out->next_token, why) < 0)
+  if (field_bool(root, "IsTruncated", &out->is_truncated, e) < 0 ||
+      field_dup(root, "NextContinuationToken", 0, &out->next_token, e) < 0)
     goto done;
   /* Without a token a truncated listing cannot be continued. */
   if (out->is_truncated && (!out->next_token || !out->next_token[0])) {
-    fail(why, "missing <NextContinuationToken> in a truncated listing");
+    fail(e, "missing <NextContinuationToken> in a truncated listing");
     goto done;
   }
   rc = 0;
@@ -562,7 +575,7 @@ done:
   xmlFreeDoc(doc);
   if (rc != 0)
     s3_xml_list_objects_free(out);
-  return rc;
+  return s3_xml_status(e, rc);
 }
 
 void s3_xml_list_objects_free(struct s3_list_objects *lo) {

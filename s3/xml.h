@@ -8,10 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/buf.h"
+#include "../src/base/buf.h"
+#include "../src/base/error.h"
 
-/* Every parser returns 0 on success, or -1 with a one-line reason in `why`
- * (e.g. "malformed XML: line 1: ...", "missing <UploadId>"). */
+/* Every parser returns HIPOBJ_OK, or the status with the one-line reason in
+ * err (NULL allowed; operation NULL, so the message is the bare reason,
+ * e.g. "malformed XML at line 1: ...", "missing <UploadId>"; the caller
+ * names its operation with herr_op): HIPOBJ_E_PROTOCOL for a document that
+ * is not what S3 sends, HIPOBJ_E_OUT_OF_MEMORY, and
+ * HIPOBJ_E_INVALID_ARGUMENT for a NULL output. */
 
 struct s3_xml_error {
   char code[64];
@@ -21,11 +26,11 @@ struct s3_xml_error {
 };
 /* Parses <Error><Code/><Message/><RequestId/><Resource/></Error>. */
 int s3_xml_parse_error(const char *xml, size_t len, struct s3_xml_error *out,
-                       struct hbuf *why);
+                       struct hipobj_error *err);
 
 /* <InitiateMultipartUploadResult>: the UploadId (malloc'd into *upload_id). */
 int s3_xml_parse_initiate(const char *xml, size_t len, char **upload_id,
-                          struct hbuf *why);
+                          struct hipobj_error *err);
 
 struct s3_part {
   unsigned number;
@@ -46,11 +51,11 @@ int s3_xml_build_complete(struct hbuf *out, const struct s3_part *parts,
                           size_t n);
 
 /* A 200 answer to CompleteMultipartUpload may carry <Error>: then
- * *is_error = 1 and err is filled. Otherwise the ETag of the result is
- * copied to etag (quotes kept). */
+ * *is_error = 1 and s3err is filled (a parsed answer: HIPOBJ_OK). Otherwise
+ * the ETag of the result is copied to etag (quotes kept). */
 int s3_xml_parse_complete(const char *xml, size_t len, int *is_error,
-                          struct s3_xml_error *err, char etag[128],
-                          struct hbuf *why);
+                          struct s3_xml_error *s3err, char etag[128],
+                          struct hipobj_error *err);
 
 struct s3_list_parts {
   struct s3_part *parts; /* malloc'd array, free with s3_xml_list_parts_free */
@@ -59,7 +64,8 @@ struct s3_list_parts {
   unsigned next_marker; /* NextPartNumberMarker */
 };
 int s3_xml_parse_list_parts(const char *xml, size_t len,
-                            struct s3_list_parts *out, struct hbuf *why);
+                            struct s3_list_parts *out,
+                            struct hipobj_error *err);
 void s3_xml_list_parts_free(struct s3_list_parts *lp);
 
 struct s3_object_entry {
@@ -79,7 +85,8 @@ struct s3_list_objects {
 /* ListBucketResult (ListObjectsV2). Honours EncodingType=url in the answer
  * (keys and prefixes are then URL-decoded). */
 int s3_xml_parse_list_objects(const char *xml, size_t len,
-                              struct s3_list_objects *out, struct hbuf *why);
+                              struct s3_list_objects *out,
+                              struct hipobj_error *err);
 void s3_xml_list_objects_free(struct s3_list_objects *lo);
 
 /* Parses an ISO 8601 timestamp ("2009-10-12T17:50:30.000Z") to Unix time;

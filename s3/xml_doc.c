@@ -10,8 +10,7 @@
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 
-#include "../src/buf.h"
-#include "../src/strutil.h"
+#include "../src/base/strutil.h"
 
 #if LIBXML_VERSION >= 21200
 typedef const xmlError *xml_error_ptr;
@@ -26,9 +25,24 @@ static void libxml_init(void) {
   xmlInitParser();
 }
 
+/* What read_doc found wrong. */
+enum read_status {
+  READ_OK = 0,
+  READ_NOMEM,  /* the parser context could not be created */
+  READ_SYNTAX, /* an error was reported: see line and msg */
+  READ_NOT_WELL_FORMED,
+  READ_FAILED,  /* no document and no error (out of memory?) */
+  READ_DOCTYPE, /* a DOCTYPE: refused in S3 documents */
+};
+
+struct read_error {
+  int line;
+  char msg[200]; /* the parser's message: one line, control bytes replaced */
+};
+
 struct capture {
   int have;
-  struct s3_xml_read_error *e;
+  struct read_error *e;
 };
 
 static void capture_error(void *ctx, xml_error_ptr err) {
@@ -49,9 +63,8 @@ static void capture_error(void *ctx, xml_error_ptr err) {
       *p = ' ';
 }
 
-static enum s3_xml_read_status read_doc(const char *xml, size_t len,
-                                        xmlDocPtr *out,
-                                        struct s3_xml_read_error *e) {
+static enum read_status read_doc(const char *xml, size_t len, xmlDocPtr *out,
+                                 struct read_error *e) {
   *out = NULL;
   memset(e, 0, sizeof *e);
   pthread_once(&libxml_once, libxml_init);
@@ -62,7 +75,7 @@ static enum s3_xml_read_status read_doc(const char *xml, size_t len,
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
   if (!ctxt) {
     xmlSetStructuredErrorFunc(old_ctx, old_fn);
-    return S3_XML_READ_NOMEM;
+    return READ_NOMEM;
   }
   /* No XML_PARSE_NOENT (entities stay unsubstituted), no DTDLOAD, NONET;
    * NOERROR/NOWARNING are a second guard against output on stderr. */
@@ -74,54 +87,54 @@ static enum s3_xml_read_status read_doc(const char *xml, size_t len,
   if (!d || !well_formed || cap.have) {
     xmlFreeDoc(d);
     if (cap.have)
-      return S3_XML_READ_SYNTAX;
-    return d ? S3_XML_READ_NOT_WELL_FORMED : S3_XML_READ_FAILED;
+      return READ_SYNTAX;
+    return d ? READ_NOT_WELL_FORMED : READ_FAILED;
   }
   if (d->intSubset || d->extSubset) {
     xmlFreeDoc(d);
-    return S3_XML_READ_DOCTYPE;
+    return READ_DOCTYPE;
   }
   *out = d;
-  return S3_XML_READ_OK;
+  return READ_OK;
 }
 
-enum s3_xml_read_status s3_xml_read(const char *xml, size_t len, xmlDocPtr *out,
-                                    struct s3_xml_read_error *e) {
-  enum s3_xml_read_status st = read_doc(xml, len, out, e);
-  const char *why = NULL;
-  switch (st) {
-  case S3_XML_READ_OK:
-    break;
-  case S3_XML_READ_NOMEM:
-    why = "out of memory creating the XML parser";
-    break;
-  case S3_XML_READ_SYNTAX:
-    snprintf(e->why, sizeof e->why, "malformed XML at line %d: %s", e->line,
-             e->msg);
-    break;
-  case S3_XML_READ_NOT_WELL_FORMED:
-    why = "malformed XML: not well-formed";
-    break;
-  case S3_XML_READ_FAILED:
-    why = "malformed XML: parser failed (out of memory?)";
-    break;
-  case S3_XML_READ_DOCTYPE:
-    why = "malformed XML: DOCTYPE not allowed in S3 documents";
-    break;
+int s3_xml_read(const char *xml, size_t len, int malformed, xmlDocPtr *out,
+                struct hipobj_error *err) {
+  struct read_error e;
+  switch (read_doc(xml, len, out, &e)) {
+  case READ_OK:
+    return HIPOBJ_OK;
+  case READ_NOMEM:
+    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, NULL,
+                    "out of memory creating the XML parser");
+  case READ_SYNTAX:
+    return herr_set(err, malformed, NULL, "malformed XML at line %d: %s",
+                    e.line, e.msg);
+  case READ_NOT_WELL_FORMED:
+    return herr_set(err, malformed, NULL, "malformed XML: not well-formed");
+  case READ_FAILED:
+    return herr_set(err, malformed, NULL,
+                    "malformed XML: parser failed (out of memory?)");
+  case READ_DOCTYPE:
+  default:
+    return herr_set(err, malformed, NULL,
+                    "malformed XML: DOCTYPE not allowed in S3 documents");
   }
-  if (why)
-    hstrlcpy(e->why, why, sizeof e->why);
-  return st;
 }
 
-int s3_xml_fail(struct hbuf *why, const char *fmt, ...) {
-  if (why) {
-    va_list ap;
-    va_start(ap, fmt);
-    hbuf_vprintf(why, fmt, ap);
-    va_end(ap);
-  }
+int s3_xml_fail(struct s3_xml_err *e, int status, const char *fmt, ...) {
+  e->status = status;
+  va_list ap;
+  va_start(ap, fmt);
+  herr_vset(e->err, status, NULL, fmt, ap);
+  va_end(ap);
   return -1;
+}
+
+int s3_xml_status(const struct s3_xml_err *e, int rc) {
+  if (rc == 0)
+    return HIPOBJ_OK;
+  return e->status != HIPOBJ_OK ? e->status : HIPOBJ_E_INTERNAL;
 }
 
 int s3_xml_is_el(const xmlNode *n, const char *name) {

@@ -8,9 +8,6 @@
  * optional, as it is for S3 itself. */
 #include "xml_server.h"
 
-#include "xml_doc.h"
-
-#include <ctype.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,26 +17,34 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include "../src/base/codec.h"
+#include "../src/base/strutil.h"
+#include "xml_doc.h"
+
 #define MAX_PART_NUMBER 10000
 #define MAX_BODY (16u * 1024 * 1024)
 
-#define fail s3_xml_fail
+/* The body is the server's input: a document it cannot use is
+ * HIPOBJ_E_INVALID_ARGUMENT (the server answers 400 MalformedXML with the
+ * message), memory HIPOBJ_E_OUT_OF_MEMORY. */
+#define fail(x, ...) s3_xml_fail((x), HIPOBJ_E_INVALID_ARGUMENT, __VA_ARGS__)
+#define nomem(x) s3_xml_fail((x), HIPOBJ_E_OUT_OF_MEMORY, "out of memory")
 #define is_el s3_xml_is_el
 
 static int parse(const char *xml, size_t len, const char *root_name,
-                 xmlDocPtr *out, struct hbuf *why) {
+                 xmlDocPtr *out, struct s3_xml_err *x) {
   *out = NULL;
   if (!xml || len == 0)
-    return fail(why, "the request body is empty");
+    return fail(x, "the request body is empty");
   if (len > MAX_BODY)
-    return fail(why, "the request body is too large (%zu bytes)", len);
+    return fail(x, "the request body is too large (%zu bytes)", len);
   xmlDocPtr d;
-  struct s3_xml_read_error e;
-  if (s3_xml_read(xml, len, &d, &e) != S3_XML_READ_OK)
-    return fail(why, "%s", e.why);
+  if ((x->status =
+           s3_xml_read(xml, len, HIPOBJ_E_INVALID_ARGUMENT, &d, x->err)))
+    return -1;
   xmlNodePtr root = xmlDocGetRootElement(d);
   if (!is_el(root, root_name)) {
-    fail(why, "expected <%s> as the root element", root_name);
+    fail(x, "expected <%s> as the root element", root_name);
     xmlFreeDoc(d);
     return -1;
   }
@@ -49,46 +54,35 @@ static int parse(const char *xml, size_t len, const char *root_name,
 
 /* Text of a leaf element. Child elements and entity references make the
  * document invalid for our purposes. */
-static int leaf_text(const xmlNode *el, struct hbuf *out, struct hbuf *why) {
+static int leaf_text(const xmlNode *el, struct hbuf *out,
+                     struct s3_xml_err *x) {
   hbuf_append(out, "", 0);
   for (xmlNodePtr c = el->children; c; c = c->next) {
     if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
       if (c->content)
         hbuf_puts(out, (const char *)c->content);
     } else if (c->type == XML_ELEMENT_NODE || c->type == XML_ENTITY_REF_NODE) {
-      return fail(why, "unexpected content in <%s>", (const char *)el->name);
+      return fail(x, "unexpected content in <%s>", (const char *)el->name);
     }
   }
   if (out->oom)
-    return fail(why, "out of memory");
+    return nomem(x);
   if (strlen(hbuf_str(out)) != out->len)
-    return fail(why, "NUL character in <%s>", (const char *)el->name);
+    return fail(x, "NUL character in <%s>", (const char *)el->name);
   return 0;
-}
-
-static void trim(const char **s, size_t *n) {
-  while (*n && isspace((unsigned char)**s)) {
-    (*s)++;
-    (*n)--;
-  }
-  while (*n && isspace((unsigned char)(*s)[*n - 1]))
-    (*n)--;
 }
 
 /* <ChecksumCRC32C> or <ChecksumCRC32> (name) into field: base64 of 4
  * bytes, 8 characters ending in "==". */
 static int read_crc(const char *name, const char *s, size_t n, char field[12],
-                    struct hbuf *why) {
-  static const char b64[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-      "0123456789+/";
+                    struct s3_xml_err *x) {
   if (field[0])
-    return fail(why, "two <%s> in one <Part>", name);
+    return fail(x, "two <%s> in one <Part>", name);
   if (n != 8 || s[6] != '=' || s[7] != '=')
-    return fail(why, "<%s> is not the base64 of 4 bytes", name);
+    return fail(x, "<%s> is not the base64 of 4 bytes", name);
   for (size_t i = 0; i < 6; i++)
-    if (!s[i] || !strchr(b64, s[i]))
-      return fail(why, "<%s> is not the base64 of 4 bytes", name);
+    if (hb64_value((unsigned char)s[i]) < 0)
+      return fail(x, "<%s> is not the base64 of 4 bytes", name);
   memcpy(field, s, n);
   return 0;
 }
@@ -101,14 +95,15 @@ static int other_checksum(const xmlNode *c) {
          !is_el(c, "ChecksumCRC32C") && !is_el(c, "ChecksumCRC32");
 }
 
-static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
+static int read_part(const xmlNode *part, struct s3_part *p,
+                     struct s3_xml_err *x) {
   int have_num = 0, have_etag = 0;
   memset(p, 0, sizeof *p);
   for (xmlNodePtr c = part->children; c; c = c->next) {
     if (c->type != XML_ELEMENT_NODE)
       continue;
     if (other_checksum(c))
-      return fail(why,
+      return fail(x,
                   "<%s> is not supported (only <ChecksumCRC32C> and "
                   "<ChecksumCRC32>)",
                   (const char *)c->name);
@@ -118,13 +113,13 @@ static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
     if (!is_num && !is_etag && !is_crc32c && !is_crc32)
       continue;
     struct hbuf t = HBUF_INIT;
-    if (leaf_text(c, &t, why) != 0) {
+    if (leaf_text(c, &t, x) != 0) {
       hbuf_free(&t);
       return -1;
     }
     const char *s = hbuf_str(&t);
     size_t n = t.len;
-    trim(&s, &n);
+    hstrtrim(&s, &n);
     int rc = 0;
     if (is_num) {
       uint64_t v = 0;
@@ -132,16 +127,16 @@ static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
       for (; i < n && i < 8 && s[i] >= '0' && s[i] <= '9'; i++)
         v = v * 10 + (uint64_t)(s[i] - '0');
       if (n == 0 || i != n || v < 1 || v > MAX_PART_NUMBER)
-        rc = fail(why, "<PartNumber> must be 1..%d", MAX_PART_NUMBER);
+        rc = fail(x, "<PartNumber> must be 1..%d", MAX_PART_NUMBER);
       p->number = (unsigned)v;
       have_num = 1;
     } else if (is_crc32c) {
-      rc = read_crc("ChecksumCRC32C", s, n, p->crc32c, why);
+      rc = read_crc("ChecksumCRC32C", s, n, p->crc32c, x);
     } else if (is_crc32) {
-      rc = read_crc("ChecksumCRC32", s, n, p->crc32, why);
+      rc = read_crc("ChecksumCRC32", s, n, p->crc32, x);
     } else {
       if (n == 0 || n >= sizeof p->etag)
-        rc = fail(why, "<ETag> is empty or too long");
+        rc = fail(x, "<ETag> is empty or too long");
       else
         memcpy(p->etag, s, n);
       have_etag = 1;
@@ -151,18 +146,19 @@ static int read_part(const xmlNode *part, struct s3_part *p, struct hbuf *why) {
       return -1;
   }
   if (!have_num || !have_etag)
-    return fail(why, "<Part> needs <PartNumber> and <ETag>");
+    return fail(x, "<Part> needs <PartNumber> and <ETag>");
   return 0;
 }
 
 int s3_xml_parse_complete_request(const char *xml, size_t len,
                                   struct s3_part **parts, size_t *n,
-                                  struct hbuf *why) {
+                                  struct hipobj_error *err) {
+  struct s3_xml_err xs = {err, HIPOBJ_OK}, *x = &xs;
   *parts = NULL;
   *n = 0;
   xmlDocPtr doc;
-  if (parse(xml, len, "CompleteMultipartUpload", &doc, why) != 0)
-    return -1;
+  if (parse(xml, len, "CompleteMultipartUpload", &doc, x) != 0)
+    return s3_xml_status(x, -1);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   size_t count = 0;
   for (xmlNodePtr c = root->children; c; c = c->next)
@@ -170,21 +166,21 @@ int s3_xml_parse_complete_request(const char *xml, size_t len,
   int rc = -1;
   struct s3_part *list = NULL;
   if (count == 0) {
-    fail(why, "the part list is empty");
+    fail(x, "the part list is empty");
     goto done;
   }
   if (count > MAX_PART_NUMBER) {
-    fail(why, "more than %d parts", MAX_PART_NUMBER);
+    fail(x, "more than %d parts", MAX_PART_NUMBER);
     goto done;
   }
   list = calloc(count, sizeof *list);
   if (!list) {
-    fail(why, "out of memory");
+    nomem(x);
     goto done;
   }
   size_t i = 0;
   for (xmlNodePtr c = root->children; c; c = c->next)
-    if (is_el(c, "Part") && read_part(c, &list[i++], why) != 0)
+    if (is_el(c, "Part") && read_part(c, &list[i++], x) != 0)
       goto done;
   *parts = list;
   *n = count;
@@ -193,7 +189,7 @@ int s3_xml_parse_complete_request(const char *xml, size_t len,
 done:
   free(list);
   xmlFreeDoc(doc);
-  return rc;
+  return s3_xml_status(x, rc);
 }
 
 void s3_delete_request_free(struct s3_delete_request *d) {
@@ -207,41 +203,42 @@ void s3_delete_request_free(struct s3_delete_request *d) {
 
 int s3_xml_parse_delete_request(const char *xml, size_t len, size_t max_keys,
                                 struct s3_delete_request *out,
-                                struct hbuf *why) {
+                                struct hipobj_error *err) {
+  struct s3_xml_err xs = {err, HIPOBJ_OK}, *x = &xs;
   memset(out, 0, sizeof *out);
   xmlDocPtr doc;
-  if (parse(xml, len, "Delete", &doc, why) != 0)
-    return -1;
+  if (parse(xml, len, "Delete", &doc, x) != 0)
+    return s3_xml_status(x, -1);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   size_t count = 0;
   int rc = -1;
   for (xmlNodePtr c = root->children; c; c = c->next)
     count += is_el(c, "Object");
   if (count == 0 || count > max_keys) {
-    fail(why, "the request must name 1 to %zu objects (it names %zu)", max_keys,
+    fail(x, "the request must name 1 to %zu objects (it names %zu)", max_keys,
          count);
     goto done;
   }
   out->keys = calloc(count, sizeof *out->keys);
   if (!out->keys) {
-    fail(why, "out of memory");
+    nomem(x);
     goto done;
   }
   for (xmlNodePtr c = root->children; c; c = c->next) {
     struct hbuf t = HBUF_INIT;
     if (is_el(c, "Quiet")) {
-      if (leaf_text(c, &t, why) != 0) {
+      if (leaf_text(c, &t, x) != 0) {
         hbuf_free(&t);
         goto done;
       }
       const char *s = hbuf_str(&t);
       size_t n = t.len;
-      trim(&s, &n);
+      hstrtrim(&s, &n);
       if (n == 4 && strncasecmp(s, "true", 4) == 0)
         out->quiet = 1;
       else if (!(n == 5 && strncasecmp(s, "false", 5) == 0)) {
         hbuf_free(&t);
-        fail(why, "<Quiet> must be true or false");
+        fail(x, "<Quiet> must be true or false");
         goto done;
       }
     } else if (is_el(c, "Object")) {
@@ -250,15 +247,15 @@ int s3_xml_parse_delete_request(const char *xml, size_t len, size_t max_keys,
         if (is_el(e, "Key"))
           k = e;
       /* Keys are taken exactly: spaces are part of a key. */
-      if (!k || leaf_text(k, &t, why) != 0 || t.len == 0) {
+      if (!k || leaf_text(k, &t, x) != 0 || t.len == 0) {
         if (!k || t.len == 0)
-          fail(why, "<Object> needs a non-empty <Key>");
+          fail(x, "<Object> needs a non-empty <Key>");
         hbuf_free(&t);
         goto done;
       }
       out->keys[out->n] = hbuf_steal(&t);
       if (!out->keys[out->n]) {
-        fail(why, "out of memory");
+        nomem(x);
         goto done;
       }
       out->n++;
@@ -270,5 +267,5 @@ done:
   if (rc != 0)
     s3_delete_request_free(out);
   xmlFreeDoc(doc);
-  return rc;
+  return s3_xml_status(x, rc);
 }

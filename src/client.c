@@ -43,12 +43,11 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   }
   hlog_init(&c->log, level, fn, user);
 
-  struct hbuf why = HBUF_INIT;
-  if (s3_endpoint_parse(c->cfg.endpoint_url, c->cfg.addressing, &c->ep, &why) !=
-      0) {
-    rc = herr_set(err, HIPOBJ_E_CONFIG, op, "%s", hbuf_str(&why));
+  rc = herr_op(
+      err, op,
+      s3_endpoint_parse(c->cfg.endpoint_url, c->cfg.addressing, &c->ep, err));
+  if (rc != HIPOBJ_OK)
     goto fail;
-  }
   struct s3_http_config hc = {
       .connect_timeout_ms = c->cfg.connect_timeout_ms,
       .request_timeout_ms = c->cfg.request_timeout_ms,
@@ -65,17 +64,15 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
     goto fail;
   }
-  if (s3_http_create(&hc, &c->http, &why) != 0) {
-    rc = herr_set(err, HIPOBJ_E_INTERNAL, op, "%s", hbuf_str(&why));
+  rc = herr_op(err, op, s3_http_create(&hc, &c->http, err));
+  if (rc != HIPOBJ_OK)
     goto fail;
-  }
   if (hsched_create(c, &c->sched) != 0) {
     s3_http_destroy(c->http);
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
     goto fail;
   }
   hstage_pool_on_give(c->stage_pool, hsched_pump_cb, c->sched);
-  hbuf_free(&why);
   if (c->cfg.tls_skip_verify)
     HLOG_WARN(&c->log, "TLS certificate verification is disabled");
   HLOG_INFO(&c->log,
@@ -89,7 +86,6 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   *out = c;
   return HIPOBJ_OK;
 fail:
-  hbuf_free(&why);
   hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);

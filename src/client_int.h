@@ -7,11 +7,11 @@
 
 #include "../s3/http.h"
 #include "../s3/request.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/workq.h"
 #include "config.h"
 #include "endpoint.h"
-#include "error_int.h"
-#include "log.h"
-#include "workq.h"
 
 struct hstage_pool;
 struct hsched;

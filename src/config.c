@@ -19,11 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cpus.h"
-#include "error_int.h"
+#include "base/buf.h"
+#include "base/cpus.h"
+#include "base/error.h"
+#include "base/strutil.h"
 #include "plan.h"
-#include "strutil.h"
 
 #define OP "config"
 

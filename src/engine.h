@@ -14,8 +14,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "base/workq.h"
 #include "client_int.h"
-#include "workq.h"
 
 struct hjob;
 struct hpart;
@@ -85,7 +85,7 @@ struct hpart {
   const char *if_match;     /* GET: If-Match (borrowed from the plan) */
   const char *content_type; /* PUT: Content-Type, NULL: none */
   /* UploadPart: the query (partNumber, uploadId), else nq 0. */
-  struct s3_param query[2];
+  struct hparam query[2];
   size_t nq;
   char number_text[16];
   int crc32c;     /* PUT over HTTP: send x-amz-checksum-crc32c */

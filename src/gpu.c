@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error_int.h"
-#include "strutil.h"
+#include "base/error.h"
+#include "base/strutil.h"
 
 enum { ST_UNTRIED, ST_OK, ST_FAILED };
 

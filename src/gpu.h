@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/log.h"
 #include "hipobj.h"
-#include "log.h"
 
 #define HGPU_WHY 512
 #define HGPU_BUSID 32

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "gpu.h"
-#include "strutil.h"
 
 typedef int CUresult;
 typedef int CUdevice;

@@ -29,10 +29,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "cpus.h"
+#include "base/cpus.h"
+#include "base/strutil.h"
+#include "base/workq.h"
 #include "gpu.h"
-#include "strutil.h"
-#include "workq.h"
 
 static int file_init(char why[HGPU_WHY]) {
   (void)why;

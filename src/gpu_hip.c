@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "gpu.h"
-#include "strutil.h"
 
 #ifndef HIPOBJ_HIP_DMABUF
 #define HIPOBJ_HIP_DMABUF 0

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "gpu.h"
-#include "strutil.h"
 
 static char placeholder; /* the address stands for every stream and event */
 

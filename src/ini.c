@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "base/strutil.h"
 
 /* Compares a section name with the wanted one, treating any run of blanks as
  * one space ("[profile   dev]" is profile "dev", as in the AWS tools). */

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "engine.h"
 #include "jobs.h"
 #include "rdma_glue.h"
-#include "strutil.h"
 
 enum { STEP_HEAD = 1 };
 

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "engine.h"
 #include "jobs.h"
 #include "mpu.h"
 #include "plan.h"
 #include "rdma_glue.h"
 #include "staging.h"
-#include "strutil.h"
 
 enum { STEP_CREATE = 1, STEP_COMPLETE, STEP_ABORT };
 
@@ -53,8 +53,8 @@ static void fill_upload_part(struct hjob *j, struct put_plan *u,
   p->number = number;
   snprintf(p->name, sizeof p->name, "UploadPart #%u", number);
   snprintf(p->number_text, sizeof p->number_text, "%u", number);
-  p->query[0] = (struct s3_param){"partNumber", p->number_text};
-  p->query[1] = (struct s3_param){"uploadId", hmpu_upload_id(u->mpu)};
+  p->query[0] = (struct hparam){"partNumber", p->number_text};
+  p->query[1] = (struct hparam){"uploadId", hmpu_upload_id(u->mpu)};
   p->nq = 2;
   p->mem_off = off;
   p->len = len;

@@ -11,12 +11,13 @@
 
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
+#include "base/codec.h"
+#include "base/strutil.h"
 #include "client_int.h"
 #include "jobs.h"
 #include "mpu.h"
 #include "ops.h"
 #include "plan.h"
-#include "strutil.h"
 
 struct hipobj_mpu {
   struct hipobj_client *client;
@@ -130,14 +131,11 @@ int hipobj_mpu_part(const struct hipobj_mpu *m, size_t i, unsigned *number,
 /* ---- CreateMultipartUpload ----------------------------------------------- */
 
 static int initiate_check(struct hreq *r, struct hipobj_error *err) {
-  struct hbuf why = HBUF_INIT;
   char *id = NULL;
   const struct hbuf *b = &r->xfer.resp.body;
-  int rc = HIPOBJ_OK;
-  if (s3_xml_parse_initiate(hbuf_str(b), b->len, &id, &why) != 0)
-    rc = herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "%s", hbuf_str(&why));
+  int rc = herr_op(err, r->op_name,
+                   s3_xml_parse_initiate(hbuf_str(b), b->len, &id, err));
   free(id); /* parsed again by the caller; here we only validate */
-  hbuf_free(&why);
   return rc;
 }
 
@@ -282,7 +280,7 @@ static void multipart_etag(const struct s3_part *parts, size_t n,
   char hex[33];
   if (s3_md5(md5s, n * 16, digest) != 0)
     goto out; /* no ETag rather than a wrong one (MD5 unavailable) */
-  s3_hex(digest, 16, hex);
+  hhex_encode(digest, 16, hex);
   snprintf(out, 128, "\"%s-%zu\"", hex, n);
 out:
   free(md5s);
@@ -298,14 +296,13 @@ struct complete_ctx {
 static int complete_check(struct hreq *r, struct hipobj_error *err) {
   struct complete_ctx *cc = (struct complete_ctx *)r;
   const struct hbuf *b = &r->xfer.resp.body;
-  struct hbuf why = HBUF_INIT;
   struct s3_xml_error xe;
-  int is_error = 0, rc = HIPOBJ_OK;
+  int is_error = 0;
   memset(&xe, 0, sizeof xe);
-  if (s3_xml_parse_complete(hbuf_str(b), b->len, &is_error, &xe, cc->etag,
-                            &why) != 0) {
-    rc = herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "%s", hbuf_str(&why));
-  } else if (is_error) {
+  int rc = herr_op(err, r->op_name,
+                   s3_xml_parse_complete(hbuf_str(b), b->len, &is_error, &xe,
+                                         cc->etag, err));
+  if (rc == HIPOBJ_OK && is_error) {
     int st = herr_status_from_http(500, xe.code);
     if (strcmp(xe.code, "InternalError") && strcmp(xe.code, "SlowDown"))
       st = herr_status_from_http(400, xe.code);
@@ -313,7 +310,6 @@ static int complete_check(struct hreq *r, struct hipobj_error *err) {
         err, st, r->op_name, (int)r->xfer.resp.status, xe.code, xe.message,
         xe.request_id[0] ? xe.request_id : r->xfer.resp.request_id);
   }
-  hbuf_free(&why);
   return rc;
 }
 
@@ -407,11 +403,9 @@ int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
     struct s3_list_parts lp;
     memset(&lp, 0, sizeof lp);
     if (rc == HIPOBJ_OK) {
-      struct hbuf why = HBUF_INIT;
       const struct hbuf *b = &r.xfer.resp.body;
-      if (s3_xml_parse_list_parts(hbuf_str(b), b->len, &lp, &why) != 0)
-        rc = herr_set(err, HIPOBJ_E_PROTOCOL, op, "%s", hbuf_str(&why));
-      hbuf_free(&why);
+      rc = herr_op(err, op,
+                   s3_xml_parse_list_parts(hbuf_str(b), b->len, &lp, err));
     }
     hreq_cleanup(&r);
     if (rc != HIPOBJ_OK)

@@ -94,13 +94,12 @@ int hipobj_s3_list(struct hipobj_client *c, const char *bucket,
   rc = hreq_run(&r, err);
   if (rc == HIPOBJ_OK) {
     struct hipobj_list_page *p = calloc(1, sizeof *p);
-    struct hbuf why = HBUF_INIT;
     const struct hbuf *b = &r.xfer.resp.body;
     if (!p) {
       rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
-    } else if (s3_xml_parse_list_objects(hbuf_str(b), b->len, &p->lo, &why) !=
-               0) {
-      rc = herr_set(err, HIPOBJ_E_PROTOCOL, op, "%s", hbuf_str(&why));
+    } else if ((rc = herr_op(err, op,
+                             s3_xml_parse_list_objects(hbuf_str(b), b->len,
+                                                       &p->lo, err)))) {
       free(p);
     } else if (p->lo.is_truncated && !p->lo.next_token) {
       /* Following such a page would list the same keys forever. */
@@ -120,7 +119,6 @@ int hipobj_s3_list(struct hipobj_client *c, const char *bucket,
     } else {
       *out = p;
     }
-    hbuf_free(&why);
   }
   hreq_cleanup(&r);
   return rc;

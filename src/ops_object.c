@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "../s3/xml.h"
+#include "base/strutil.h"
 #include "client_int.h"
 #include "ops.h"
-#include "strutil.h"
 
 const char *hipobj_data_path_name(enum hipobj_data_path path) {
   switch (path) {

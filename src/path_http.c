@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "engine.h"
 #include "plan.h"
 #include "staging.h"
-#include "strutil.h"
 
 /* ---- GET ----------------------------------------------------------------- */
 

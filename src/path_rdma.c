@@ -8,10 +8,10 @@
  * is remembered for the endpoint (endpoint.c). */
 #include <string.h>
 
+#include "base/strutil.h"
 #include "endpoint.h"
 #include "engine.h"
 #include "rdma_glue.h"
-#include "strutil.h"
 
 static int rdma_prepare(struct hpart *p) {
   (void)p; /* chunks and registrations are taken by the session itself */

@@ -312,11 +312,10 @@ int hipobj_rdma_parse_reply(const char *value, int *http_status,
                     "no x-amz-rdma-reply: the server did not use RDMA (not a "
                     "decline; a PUT may have stored an empty body)");
   struct rdma_reply rep;
-  const char *why = NULL;
-  if (rdma_reply_parse(value, strlen(value), &rep, &why) != 0)
+  struct hipobj_error why = {0};
+  if (rdma_reply_parse(value, strlen(value), &rep, &why) != HIPOBJ_OK)
     return herr_set(err, HIPOBJ_E_PROTOCOL, op,
-                    "malformed x-amz-rdma-reply: %s",
-                    why ? why : "unknown form");
+                    "malformed x-amz-rdma-reply: %s", why.message);
   if (http_status)
     *http_status = rep.code;
   switch (rep.kind) {

@@ -11,11 +11,11 @@
 #include "../rdma/device.h"
 #include "../rdma/rc_client.h"
 #include "../s3/xml.h"
+#include "base/strutil.h"
 #include "client_int.h"
 #include "gpu.h"
 #include "rdma_glue.h"
 #include "rdma_gpu.h"
-#include "strutil.h"
 
 /* ---- control requests over the HTTP engine ------------------------------ */
 

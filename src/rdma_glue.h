@@ -7,13 +7,13 @@
 
 #include <stdint.h>
 
-#include "../s3/uri.h"
+#include "base/uri.h"
 #include "hipobj.h"
 
 struct hrdma_job {
   int is_put;
   const char *bucket, *key;
-  const struct s3_param *query; /* UploadPart: partNumber + uploadId */
+  const struct hparam *query; /* UploadPart: partNumber + uploadId */
   size_t query_n;
   uint64_t offset; /* GET */
   uint64_t size;

@@ -20,10 +20,10 @@
 
 #include "../rdma/mr.h"
 #include "../rdma/rc_client.h"
+#include "base/strutil.h"
 #include "gpu.h"
 #include "rdma_gpu.h"
 #include "staging.h"
-#include "strutil.h"
 
 static atomic_int dmabuf_refused; /* 1 once a dma-buf registration failed */
 static _Atomic(rdma_reg_dmabuf_fn) reg_for_tests; /* NULL: ibv_reg_dmabuf_mr */

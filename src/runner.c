@@ -17,10 +17,10 @@
 #include "../s3/checksum.h"
 #include "../s3/crypto.h"
 #include "../s3/xml.h"
+#include "base/cpus.h"
+#include "base/strutil.h"
+#include "base/workq.h"
 #include "client_int.h"
-#include "cpus.h"
-#include "strutil.h"
-#include "workq.h"
 
 #define BACKOFF_CAP_MS 20000u
 /* Payloads from this size on are hashed on a hashing thread: below it the
@@ -141,13 +141,12 @@ static int parse_error_prefix(const struct hbuf *body,
   }
   if (!cut)
     return -1;
-  struct hbuf doc = HBUF_INIT, why = HBUF_INIT;
+  struct hbuf doc = HBUF_INIT;
   hbuf_append(&doc, body->data, cut);
   hbuf_puts(&doc, "</Error>");
-  int rc = doc.oom ? -1 : s3_xml_parse_error(doc.data, doc.len, xe, &why);
+  int rc = doc.oom ? -1 : s3_xml_parse_error(doc.data, doc.len, xe, NULL);
   hbuf_free(&doc);
-  hbuf_free(&why);
-  return rc;
+  return rc != HIPOBJ_OK ? -1 : 0;
 }
 
 /* Turns a finished attempt into r->status / r->err. */
@@ -205,11 +204,9 @@ static void classify(struct hreq *r) {
                S3_HTTP_ERROR_BODY_LIMIT);
     hstrlcpy(xe.message, m, sizeof xe.message);
   } else if (resp->body.len) {
-    struct hbuf why = HBUF_INIT;
-    if (s3_xml_parse_error(resp->body.data, resp->body.len, &xe, &why) != 0)
+    if (s3_xml_parse_error(resp->body.data, resp->body.len, &xe, NULL) != 0)
       /* Not S3 XML (a proxy's HTML page, say): keep its first line. */
       snprintf(xe.message, sizeof xe.message, "%.200s", hbuf_str(&resp->body));
-    hbuf_free(&why);
     char *nl = strpbrk(xe.message, "\r\n");
     if (nl)
       *nl = '\0';
@@ -343,18 +340,14 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   struct s3_creds creds = {c->cfg.access_key, c->cfg.secret_key,
                            c->cfg.session_token, c->cfg.anonymous,
                            &c->sign_cache};
-  struct hbuf why = HBUF_INIT;
   r->req.payload_hash = r->payload_hash[0] ? r->payload_hash : NULL;
   /* Sign for the moment the request leaves, not when it was queued. */
   time_t when = time(NULL) + (time_t)(delay_ms / 1000);
-  if (s3_request_sign(&r->req, &c->ep, &creds, c->cfg.region, when, &r->wire,
-                      &why) != 0) {
-    r->status = herr_set(&r->err, HIPOBJ_E_OUT_OF_MEMORY, r->op_name, "%s",
-                         hbuf_str(&why));
-    hbuf_free(&why);
+  r->status = herr_op(&r->err, r->op_name,
+                      s3_request_sign(&r->req, &c->ep, &creds, c->cfg.region,
+                                      when, &r->wire, &r->err));
+  if (r->status != HIPOBJ_OK)
     return -1;
-  }
-  hbuf_free(&why);
   struct s3_http_xfer *x = &r->xfer;
   x->method = r->req.method;
   x->url = r->wire.url;
@@ -526,14 +519,10 @@ int hreq_run(struct hreq *r, struct hipobj_error *err) {
 
 int hcheck_bucket_key(const char *op, const char *bucket, const char *key,
                       int need_key, struct hipobj_error *err) {
-  struct hbuf why = HBUF_INIT;
-  int bad = s3_check_bucket(bucket, &why) != 0 ||
-            (need_key && s3_check_key(key, &why) != 0);
-  int rc = HIPOBJ_OK;
-  if (bad)
-    rc = herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "%s", hbuf_str(&why));
-  hbuf_free(&why);
-  return rc;
+  int rc = s3_check_bucket(bucket, err);
+  if (rc == HIPOBJ_OK && need_key)
+    rc = s3_check_key(key, err);
+  return herr_op(err, op, rc);
 }
 
 int hcheck_mem(const char *op, const struct hipobj_mem *m,

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strutil.h"
 #include "engine.h"
-#include "strutil.h"
 
 #define WORKERS_MIN 4u
 #define WORKERS_MAX 64u

@@ -13,8 +13,9 @@
 
 #include "../s3/checksum.h"
 #include "../s3/crypto.h"
+#include "base/codec.h"
+#include "base/strutil.h"
 #include "gpu.h"
-#include "strutil.h"
 
 /* ---- pool ---------------------------------------------------------------- */
 
@@ -569,7 +570,7 @@ static int put_digest(struct hreq *r, char *sha_hex, uint32_t *crc) {
     return herr_set(&r->err, HIPOBJ_E_INTERNAL, r->op_name,
                     "SHA-256 of the payload failed (OpenSSL)");
   if (sha_hex)
-    s3_hex(digest, sizeof digest, sha_hex);
+    hhex_encode(digest, sizeof digest, sha_hex);
   return HIPOBJ_OK;
 }
 

@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strutil.h"
+#include "base/workq.h"
 #include "client_int.h"
 #include "engine.h"
 #include "gpu.h"
 #include "jobs.h"
 #include "ops.h"
-#include "strutil.h"
 
 enum xfer_kind { XFER_GET, XFER_PUT };
 

@@ -1,6 +1,6 @@
 /* digest_bench.c - how fast this machine computes the digests an upload
  * can be checked with: CRC32C (ISA-L, x-amz-checksum-crc32c), CRC-64/NVME
- * (rdma/crc64nvme.c: the RDMA FINAL and x-amz-checksum-crc64nvme), and
+ * (src/base/crc64nvme.c: the RDMA FINAL and x-amz-checksum-crc64nvme), and
  * OpenSSL's SHA-256 (signed payloads) and MD5 (the server's ETags). A
  * benchmark, not a test: it prints GB/s on one core, best of 5 passes
  * over a 64 MiB buffer (a larger size in MiB as the first argument). */
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "rdma/crc64nvme.h"
 #include "s3/checksum.h"
 #include "s3/crypto.h"
+#include "src/base/crc64nvme.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdma/crc64nvme.h"
 #include "rdma/mr.h"
 #include "rdma/qp.h"
-#include "src/error_int.h"
+#include "src/base/crc64nvme.h"
+#include "src/base/error.h"
 
 /* ---- object store backend ---------------------------------------------------
  */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../server/harness.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 /* The signed request: the engine's x-amz-rdma-* headers plus
  * Content-Length: 0, all in SignedHeaders (harness.c signs every header

@@ -27,7 +27,7 @@
 #include "../server/harness.h"
 #include "rdma/dc.h"
 #include "rdma/mr.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 static struct hipobj_error *err;
 

@@ -41,9 +41,9 @@ static void check_encodes(const struct rdma_rc_token *t, const char *want) {
   cr_expect_str_eq(hex, want);
   struct rdma_rc_token back;
   int loop = -1;
-  const char *why = NULL;
+  struct hipobj_error why = {0};
   cr_assert_eq(rdma_token_decode(want, strlen(want), 0, &back, &loop, &why), 0,
-               "%s", why ? why : "");
+               "%s", why.message);
   cr_expect_eq(loop, 0);
   cr_expect(memcmp(&back.gid, t->gid, 16) == 0);
   cr_expect_eq(back.transport, t->transport);
@@ -111,9 +111,10 @@ Test(rc_token, vector_rc0_loopback_marker) {
   cr_expect_str_eq(hex, ZERO88);
   struct rdma_rc_token t;
   int loop = 0;
-  const char *why = NULL;
-  cr_expect_eq(rdma_token_decode(S(ZERO88), 0, &t, &loop, &why), -1);
-  cr_expect_not_null(why);
+  struct hipobj_error why = {0};
+  cr_expect_eq(rdma_token_decode(S(ZERO88), 0, &t, &loop, &why),
+               HIPOBJ_E_PROTOCOL);
+  cr_expect_str_neq(why.message, "");
   cr_expect_eq(
       rdma_token_decode(S(ZERO88), RDMA_TOKEN_ALLOW_LOOPBACK, &t, &loop, NULL),
       0);
@@ -147,7 +148,8 @@ Test(rc_token, legacy_suffix) {
         "%s", ok[i]);
     cr_expect_eq(t.qpn, 0x123);
     /* Clients parsing a server token never accept it. */
-    cr_expect_eq(rdma_token_decode(S(buf), 0, &t, NULL, NULL), -1);
+    cr_expect_eq(rdma_token_decode(S(buf), 0, &t, NULL, NULL),
+                 HIPOBJ_E_PROTOCOL);
   }
   const char *bad[] = {":",
                        "::",
@@ -163,10 +165,10 @@ Test(rc_token, legacy_suffix) {
                        ": 1:1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     snprintf(buf, sizeof buf, "%s%s", RC2, bad[i]);
-    const char *why = NULL;
+    struct hipobj_error why = {0};
     cr_expect_eq(rdma_token_decode(S(buf), RDMA_TOKEN_PREPARE, &t, NULL, &why),
-                 -1, "suffix %s", bad[i]);
-    cr_expect_not_null(why);
+                 HIPOBJ_E_PROTOCOL, "suffix %s", bad[i]);
+    cr_expect_str_neq(why.message, "");
   }
   /* The loopback marker with a suffix is still the marker. */
   snprintf(buf, sizeof buf, "%s:0:0", ZERO88);
@@ -179,40 +181,42 @@ Test(rc_token, legacy_suffix) {
 Test(rc_token, malformed) {
   char buf[160];
   struct rdma_rc_token t;
-  const char *why;
+  struct hipobj_error why = {0};
   /* 87 and 89 characters. */
-  cr_expect_eq(rdma_token_decode(RC1, 87, 0, &t, NULL, &why), -1);
+  cr_expect_eq(rdma_token_decode(RC1, 87, 0, &t, NULL, &why),
+               HIPOBJ_E_PROTOCOL);
   snprintf(buf, sizeof buf, "%s0", RC1);
-  cr_expect_eq(rdma_token_decode(S(buf), 0, &t, NULL, &why), -1);
-  cr_expect_eq(rdma_token_decode(S(""), 0, &t, NULL, &why), -1);
-  cr_expect_eq(rdma_token_decode(NULL, 0, 0, &t, NULL, &why), -1);
+  cr_expect_eq(rdma_token_decode(S(buf), 0, &t, NULL, &why), HIPOBJ_E_PROTOCOL);
+  cr_expect_eq(rdma_token_decode(S(""), 0, &t, NULL, &why), HIPOBJ_E_PROTOCOL);
+  cr_expect_eq(rdma_token_decode(NULL, 0, 0, &t, NULL, &why),
+               HIPOBJ_E_PROTOCOL);
   /* A non-hex character anywhere. */
   for (size_t pos = 0; pos < RDMA_TOKEN_HEX_LEN; pos += 29) {
     memcpy(buf, RC1, sizeof RC1);
     buf[pos] = 'g';
     cr_expect_eq(rdma_token_decode(S(buf), RDMA_TOKEN_PREPARE, &t, NULL, &why),
-                 -1, "pos %zu", pos);
+                 HIPOBJ_E_PROTOCOL, "pos %zu", pos);
   }
   /* Transport 00 (DC, reserved) and 02. */
   memcpy(buf, RC1, sizeof RC1);
   buf[1] = '0';
   cr_expect_eq(rdma_token_decode(S(buf), RDMA_TOKEN_PREPARE, &t, NULL, &why),
-               -1);
-  cr_expect(strstr(why, "transport") != NULL);
+               HIPOBJ_E_PROTOCOL);
+  cr_expect(strstr(why.message, "transport") != NULL);
   buf[1] = '2';
   cr_expect_eq(rdma_token_decode(S(buf), RDMA_TOKEN_PREPARE, &t, NULL, &why),
-               -1);
+               HIPOBJ_E_PROTOCOL);
   /* A zero GID with other fields set. */
   struct rdma_rc_token z = {.transport = 1, .qpn = 7, .port = 1};
   char hex[RDMA_TOKEN_HEX_LEN + 1];
   rdma_token_encode(&z, hex);
   cr_expect_eq(rdma_token_decode(S(hex), RDMA_TOKEN_PREPARE, &t, NULL, &why),
-               -1);
-  cr_expect(strstr(why, "GID") != NULL);
+               HIPOBJ_E_PROTOCOL);
+  cr_expect(strstr(why.message, "GID") != NULL);
   /* Inner whitespace is not optional whitespace. */
   memcpy(buf, RC1, sizeof RC1);
   buf[40] = ' ';
-  cr_expect_eq(rdma_token_decode(S(buf), 0, &t, NULL, &why), -1);
+  cr_expect_eq(rdma_token_decode(S(buf), 0, &t, NULL, &why), HIPOBJ_E_PROTOCOL);
 }
 
 Test(rc_token, qpn_keeps_32_bits) {
@@ -257,8 +261,8 @@ static void check_dc(const struct rdma_dc_desc *d, const char *want) {
   cr_assert_eq(rdma_dc_encode(d, out), 0);
   cr_expect_str_eq(out, want);
   struct rdma_dc_desc back;
-  const char *why = NULL;
-  cr_assert_eq(rdma_dc_decode(S(want), &back, &why), 0, "%s", why ? why : "");
+  struct hipobj_error why = {0};
+  cr_assert_eq(rdma_dc_decode(S(want), &back, &why), 0, "%s", why.message);
   cr_expect_eq(back.addr, d->addr);
   cr_expect_eq(back.size, d->size);
   cr_expect_eq(back.rkey, d->rkey);
@@ -292,29 +296,29 @@ Test(dc_desc, vectors) {
 
 Test(dc_desc, malformed) {
   char buf[128];
-  const char *why;
+  struct hipobj_error why = {0};
   struct rdma_dc_desc d;
-  cr_expect_eq(rdma_dc_decode(DC1, 80, &d, &why), -1);
+  cr_expect_eq(rdma_dc_decode(DC1, 80, &d, &why), HIPOBJ_E_PROTOCOL);
   snprintf(buf, sizeof buf, "%s0", DC1);
-  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), -1);
+  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), HIPOBJ_E_PROTOCOL);
   /* The legacy suffix is not part of the descriptor. */
   snprintf(buf, sizeof buf, "%s:1000:1000", DC1);
-  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), -1);
+  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), HIPOBJ_E_PROTOCOL);
   /* A separator moved: same length, wrong widths. */
   memcpy(buf, DC1, sizeof DC1);
   buf[16] = '0';
   buf[15] = ':';
-  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), -1);
+  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), HIPOBJ_E_PROTOCOL);
   memcpy(buf, DC1, sizeof DC1);
   buf[20] = 'x';
-  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), -1);
+  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), HIPOBJ_E_PROTOCOL);
   memcpy(buf, DC1, sizeof DC1);
   buf[80] = 'z';
-  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), -1);
+  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), HIPOBJ_E_PROTOCOL);
   memcpy(buf, DC1, sizeof DC1);
   buf[47] = '2'; /* gid_present */
-  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), -1);
-  cr_expect(strstr(why, "gid_present") != NULL);
+  cr_expect_eq(rdma_dc_decode(S(buf), &d, &why), HIPOBJ_E_PROTOCOL);
+  cr_expect(strstr(why.message, "gid_present") != NULL);
   /* Upper case is read. */
   for (size_t i = 0; i < sizeof DC3; i++)
     buf[i] = (char)(DC3[i] >= 'a' && DC3[i] <= 'f' ? DC3[i] - 32 : DC3[i]);
@@ -373,8 +377,8 @@ Test(reply, prepare_reply_token) {
   char buf[160];
   snprintf(buf, sizeof buf, "200:%s", RC3);
   struct rdma_reply r;
-  const char *why = NULL;
-  cr_assert_eq(rdma_reply_parse(S(buf), &r, &why), 0, "%s", why ? why : "");
+  struct hipobj_error why = {0};
+  cr_assert_eq(rdma_reply_parse(S(buf), &r, &why), 0, "%s", why.message);
   cr_expect_eq(r.has_token, 1);
   cr_expect_eq(r.code, 200);
   cr_expect_eq(r.token.qpn, 0xabcdef);
@@ -385,12 +389,12 @@ Test(reply, prepare_reply_token) {
   /* The device-less test server's "200:" + zeros claims success without a
    * QP (§8 item 12): refused. */
   snprintf(buf, sizeof buf, "200:%s", ZERO88);
-  cr_expect_eq(rdma_reply_parse(S(buf), &r, &why), -1);
+  cr_expect_eq(rdma_reply_parse(S(buf), &r, &why), HIPOBJ_E_PROTOCOL);
   /* Clients never accept the legacy suffix in a reply. */
   snprintf(buf, sizeof buf, "200:%s:0:1", RC3);
-  cr_expect_eq(rdma_reply_parse(S(buf), &r, &why), -1);
+  cr_expect_eq(rdma_reply_parse(S(buf), &r, &why), HIPOBJ_E_PROTOCOL);
   snprintf(buf, sizeof buf, "200:%.87s", RC3);
-  cr_expect_eq(rdma_reply_parse(S(buf), &r, &why), -1);
+  cr_expect_eq(rdma_reply_parse(S(buf), &r, &why), HIPOBJ_E_PROTOCOL);
 }
 
 Test(reply, malformed) {
@@ -398,11 +402,12 @@ Test(reply, malformed) {
                        "501:", "okay", "error", "200 ok", "0x200"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct rdma_reply r;
-    const char *why = NULL;
-    cr_expect_eq(rdma_reply_parse(S(bad[i]), &r, &why), -1, "\"%s\"", bad[i]);
-    cr_expect_not_null(why);
+    struct hipobj_error why = {0};
+    cr_expect_eq(rdma_reply_parse(S(bad[i]), &r, &why), HIPOBJ_E_PROTOCOL,
+                 "\"%s\"", bad[i]);
+    cr_expect_str_neq(why.message, "");
   }
-  cr_expect_eq(rdma_reply_parse(NULL, 0, NULL, NULL), -1);
+  cr_expect_eq(rdma_reply_parse(NULL, 0, NULL, NULL), HIPOBJ_E_PROTOCOL);
 }
 
 /* ---- header values (§3.2) ------------------------------------------------ */

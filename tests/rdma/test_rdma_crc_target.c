@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma/crc64nvme.h"
 #include "rdma/token.h"
 #include "s3/sigv4.h"
+#include "src/base/crc64nvme.h"
 
 #define S(lit) (lit), strlen(lit)
 
@@ -120,7 +120,7 @@ Test(crc64nvme, incremental_and_combine_match_reference) {
 /* ---- X-Amz-Rdma-Target (§3.4) ----------------------------------------------
  */
 
-static char *target(const char *b, const char *k, const struct s3_param *q,
+static char *target(const char *b, const char *k, const struct hparam *q,
                     size_t nq) {
   struct hbuf out = HBUF_INIT;
   if (rdma_target_build(&out, b, k, q, nq) != 0) {
@@ -142,11 +142,11 @@ Test(target, build) {
   free(t);
   /* Query keys sorted whatever order they come in (the bridge emits
    * uploadId first; §5.3). */
-  struct s3_param part[] = {{"uploadId", "2~abc/def+="}, {"partNumber", "3"}};
+  struct hparam part[] = {{"uploadId", "2~abc/def+="}, {"partNumber", "3"}};
   t = target("b", "k", part, 2);
   cr_expect_str_eq(t, "/b/k?partNumber=3&uploadId=2~abc%2Fdef%2B%3D");
   free(t);
-  struct s3_param ver[] = {{"versionId", "v 1"}};
+  struct hparam ver[] = {{"versionId", "v 1"}};
   t = target("b", "k", ver, 1);
   cr_expect_str_eq(t, "/b/k?versionId=v%201");
   free(t);
@@ -163,7 +163,8 @@ Test(target, build) {
 
 Test(target, parse) {
   struct hbuf b = HBUF_INIT, k = HBUF_INIT;
-  const char *q, *why;
+  const char *q;
+  struct hipobj_error why = {0};
   size_t ql;
   cr_assert_eq(
       rdma_target_parse(S("/bucket/dir/obj%201.bin"), &b, &k, &q, &ql, &why),
@@ -184,17 +185,18 @@ Test(target, parse) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     hbuf_reset(&b);
     hbuf_reset(&k);
-    why = NULL;
-    cr_expect_eq(rdma_target_parse(S(bad[i]), &b, &k, &q, &ql, &why), -1,
-                 "\"%s\"", bad[i]);
-    cr_expect_not_null(why);
+    hipobj_error_clear(&why);
+    cr_expect_eq(rdma_target_parse(S(bad[i]), &b, &k, &q, &ql, &why),
+                 HIPOBJ_E_INVALID_ARGUMENT, "\"%s\"", bad[i]);
+    cr_expect_str_neq(why.message, "");
   }
   char *longt = malloc(2100);
   memset(longt, 'a', 2099);
   longt[0] = '/';
   longt[5] = '/';
   longt[2099] = '\0';
-  cr_expect_eq(rdma_target_parse(longt, 2048, &b, &k, &q, &ql, &why), -1);
+  cr_expect_eq(rdma_target_parse(longt, 2048, &b, &k, &q, &ql, &why),
+               HIPOBJ_E_INVALID_ARGUMENT);
   cr_expect_eq(rdma_target_parse(longt, 2047, &b, &k, &q, &ql, &why), 0);
   free(longt);
   hbuf_free(&b);

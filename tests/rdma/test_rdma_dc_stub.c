@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "rdma/dc.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 Test(rdma_dc_stub, every_call_refuses_with_the_reason) {
   cr_assert_eq(rdma_dc_built(), 0);

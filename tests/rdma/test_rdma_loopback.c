@@ -15,11 +15,11 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "rdma/crc64nvme.h"
 #include "rdma/device.h"
 #include "rdma/mr.h"
 #include "rdma/token.h"
-#include "src/error_int.h"
+#include "src/base/crc64nvme.h"
+#include "src/base/error.h"
 
 struct end {
   struct ibv_context *ctx;
@@ -112,10 +112,10 @@ static void connect_end(struct end *e, const char *peer_token,
                         const char *peer_psn_hex) {
   struct rdma_rc_token peer;
   uint32_t peer_psn;
-  const char *why = NULL;
+  struct hipobj_error why = {0};
   cr_assert_eq(rdma_token_decode(peer_token, strlen(peer_token),
                                  RDMA_TOKEN_PREPARE, &peer, NULL, &why),
-               0, "%s", why ? why : "");
+               0, "%s", why.message);
   cr_assert_eq(rdma_psn_parse(peer_psn_hex, strlen(peer_psn_hex), &peer_psn),
                0);
   struct ibv_qp_attr a;

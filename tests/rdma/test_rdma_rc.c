@@ -11,9 +11,10 @@
 #include <string.h>
 
 #include "rc_harness.h"
-#include "rdma/crc64nvme.h"
 #include "rdma/mr.h"
-#include "src/error_int.h"
+#include "rdma/rc_async.h"
+#include "src/base/crc64nvme.h"
+#include "src/base/error.h"
 
 static struct harness H;
 
@@ -133,7 +134,7 @@ Test(rc_knob, get_split_forced) {
 }
 
 static int put(const char *key, void *buf, uint64_t size,
-               const struct s3_param *q, size_t nq, struct rdma_rc_result *res,
+               const struct hparam *q, size_t nq, struct rdma_rc_result *res,
                struct hipobj_error *err) {
   struct rdma_rc_request rq = h_request(&H, "bkt", key, buf, 0, size);
   rq.query = q;
@@ -181,7 +182,7 @@ static void put_in_parts(size_t len, uint32_t part) {
   for (size_t at = 0; at < len; at += part) {
     char num[16];
     snprintf(num, sizeof num, "%u", ++n);
-    struct s3_param q[] = {{"uploadId", "up-1"}, {"partNumber", num}};
+    struct hparam q[] = {{"uploadId", "up-1"}, {"partNumber", num}};
     size_t l = len - at < part ? len - at : part;
     cr_assert_eq(put("mp", src + at, l, q, 2, &res, &err), HIPOBJ_OK,
                  "part %u: %s", n, err.message);

@@ -14,7 +14,7 @@
 
 #include "rc_harness.h"
 #include "rdma/qp.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 static struct harness H;
 

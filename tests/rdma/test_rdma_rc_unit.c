@@ -72,10 +72,10 @@ Test(rc_check, fallback_policy) {
 
 Test(rc_check, prepare_reply) {
   struct rdma_prepare_reply r;
-  const char *why = NULL;
+  struct hipobj_error why = {0};
   struct rdma_control_answer a = answer(200, PREP_OK);
   cr_assert_eq(rdma_check_prepare_reply(&a, RDMA_OP_GET, &r, &why), 0, "%s",
-               why);
+               why.message);
   /* The id goes back byte for byte, uppercase included. */
   cr_expect_str_eq(r.session, "3F9C2A1B0D4E5F60718293A4B5C6D7E8");
   cr_expect_eq(r.psn, 0x5a17c3);
@@ -87,7 +87,7 @@ Test(rc_check, prepare_reply) {
   a = answer(200, PREP_OK "X-Amz-Rdma-Mr-Addr: 7f3a8c000000\n"
                           "X-Amz-Rdma-Mr-Rkey: 00012345\n");
   cr_expect_eq(rdma_check_prepare_reply(&a, RDMA_OP_PUT, &r, &why), 0, "%s",
-               why);
+               why.message);
   cr_expect_eq(r.mr_addr, 0x7f3a8c000000ull);
   cr_expect_eq(r.mr_rkey, 0x12345);
   hbuf_free(&a.headers);
@@ -113,10 +113,10 @@ Test(rc_check, prepare_reply) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     a = answer(200, bad[i]);
-    why = NULL;
+    hipobj_error_clear(&why);
     cr_expect_neq(rdma_check_prepare_reply(&a, RDMA_OP_GET, &r, &why), 0,
                   "case %zu", i);
-    cr_expect_not_null(why);
+    cr_expect_str_neq(why.message, "");
     hbuf_free(&a.headers);
   }
   a = answer(200, PREP_OK "X-Amz-Rdma-Mr-Addr: 0\nX-Amz-Rdma-Mr-Rkey: 1\n");
@@ -132,12 +132,12 @@ Test(rc_check, prepare_reply) {
 
 Test(rc_check, final) {
   struct rdma_final f;
-  const char *why = NULL;
+  struct hipobj_error why = {0};
   struct rdma_control_answer a =
       answer(200, FIN_OK "X-Amz-Rdma-Checksum: CRC64NVME rosUhgp5mIg=\n"
                          "x-amz-version-id: v1\n");
   cr_assert_eq(rdma_check_final(&a, RDMA_OP_GET, 0x1a2b3c4d, 9, &f, &why), 0,
-               "%s", why);
+               "%s", why.message);
   cr_expect_eq(f.bytes, 9);
   cr_expect_str_eq(f.etag, "9b2cf535f27731c974343645a3985328");
   cr_expect_str_eq(f.version_id, "v1");
@@ -177,10 +177,10 @@ Test(rc_check, final) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     a = answer(200, bad[i]);
-    why = NULL;
+    hipobj_error_clear(&why);
     cr_expect_neq(rdma_check_final(&a, RDMA_OP_GET, 0x1a2b3c4d, 9, &f, &why), 0,
                   "case %zu", i);
-    cr_expect_not_null(why, "case %zu", i);
+    cr_expect_str_neq(why.message, "", "case %zu", i);
     hbuf_free(&a.headers);
   }
 }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "rdma/device.h"
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 /* ---- synthetic lists
  * --------------------------------------------------------- */

@@ -14,7 +14,8 @@
 #include "rc_http_ops.h"
 #include "rdma/mr.h"
 #include "rdma/qp.h"
-#include "src/error_int.h"
+#include "rdma/rc_async.h"
+#include "src/base/error.h"
 
 static struct server_proc srv;
 static struct http_ops H;
@@ -126,8 +127,8 @@ Test(server_rc, get_put_multipart, .init = start_rdma) {
   snprintf(id, sizeof id, "%s", xml_text(&r, "UploadId"));
   resp_free(&r);
   char e1[140], e2[140];
-  struct s3_param q1[] = {{"partNumber", "1"}, {"uploadId", id}};
-  struct s3_param q2[] = {{"uploadId", id}, {"partNumber", "2"}};
+  struct hparam q1[] = {{"partNumber", "1"}, {"uploadId", id}};
+  struct hparam q2[] = {{"uploadId", id}, {"partNumber", "2"}};
   rq = req("mp", d, 0, 60000);
   rq.query = q1;
   rq.nq = 2;
@@ -156,7 +157,7 @@ Test(server_rc, get_put_multipart, .init = start_rdma) {
   http_expect("mp", d, len);
   /* A part GET by RDMA: the whole part, offset 0. */
   memset(buf, 0, len);
-  struct s3_param qp[] = {{"partNumber", "2"}};
+  struct hparam qp[] = {{"partNumber", "2"}};
   rq = req("mp", buf, 0, len - 60000);
   rq.query = qp;
   rq.nq = 1;

@@ -23,11 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdma/crc64nvme.h"
 #include "rdma/device.h"
 #include "rdma/mr.h"
 #include "rdma/token.h"
-#include "src/error_int.h"
+#include "src/base/crc64nvme.h"
+#include "src/base/error.h"
 
 #define MiB (1u << 20)
 

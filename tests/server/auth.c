@@ -17,9 +17,9 @@
 #include <time.h>
 
 #include "s3/sigv4.h"
-#include "s3/uri.h"
 #include "s3/xml.h"
 #include "server.h"
+#include "src/base/uri.h"
 
 #define ALGO "AWS4-HMAC-SHA256"
 #define MAX_EXPIRES 604800
@@ -242,7 +242,7 @@ static int compute(struct req *r, const struct sig_parts *p,
                    const char *canonical_uri, const char *payload,
                    int presigned, char sig[65], struct hbuf *creq) {
   int rc = -1;
-  struct s3_param *qp = calloc(r->n_params + 1, sizeof *qp);
+  struct hparam *qp = calloc(r->n_params + 1, sizeof *qp);
   size_t nq = 0, cap = 8, nh = 0;
   struct s3_header *hh = malloc(cap * sizeof *hh);
   struct hbuf query = HBUF_INIT, sh = HBUF_INIT, sts = HBUF_INIT;
@@ -255,7 +255,7 @@ static int compute(struct req *r, const struct sig_parts *p,
     qp[nq].value = r->params[i].value ? r->params[i].value : "";
     nq++;
   }
-  if (s3_canonical_query(&query, qp, nq) != 0)
+  if (huri_canonical_query(&query, qp, nq) != 0)
     goto done;
   /* Every occurrence of each signed header, in the order received (the
    * signer joins repeats with ','); an absent one signs as empty. */
@@ -408,8 +408,8 @@ static int verify(struct req *r, struct sig_parts *p, int presigned,
   int ok = rc == 0 && ct_equal(sig, p->signature, 64);
   if (!ok && rc == 0) {
     struct hbuf dec = HBUF_INIT, enc = HBUF_INIT;
-    if (s3_uri_decode(&dec, r->raw_path, strlen(r->raw_path)) == 0 &&
-        s3_uri_encode(&enc, dec.data, dec.len, 1) == 0 &&
+    if (huri_decode(&dec, r->raw_path, strlen(r->raw_path)) == 0 &&
+        huri_encode(&enc, dec.data, dec.len, 1) == 0 &&
         strcmp(hbuf_str(&enc), r->raw_path)) {
       hbuf_reset(&creq);
       rc = compute(r, p, hbuf_str(&enc), payload, presigned, sig, &creq);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/base/codec.h"
 #include "storage.h"
 
 int body_begin_file(struct req *r) {
@@ -89,7 +90,7 @@ static int check_content_md5(struct req *r, const uint8_t md5[16]) {
   if (!want)
     return 0;
   char b64[32];
-  s3_base64(md5, 16, b64);
+  hb64_encode(md5, 16, b64);
   if (strlen(want) != 24)
     return req_fail(r, 400, "InvalidDigest",
                     "The Content-MD5 you specified was invalid.");
@@ -119,7 +120,7 @@ int body_finish(struct req *r) {
     else
       s3_sha256("", 0, d);
     r->sha = NULL;
-    s3_hex(d, sizeof d, hex);
+    hhex_encode(d, sizeof d, hex);
     if (strcmp(hex, r->payload_hash))
       return req_fail(r, 400, "XAmzContentSHA256Mismatch",
                       "The provided 'x-amz-content-sha256' header does not "
@@ -149,7 +150,7 @@ int body_finish(struct req *r) {
 }
 
 void body_md5_hex(const struct req *r, char out[33]) {
-  s3_hex(r->md5_digest, 16, out);
+  hhex_encode(r->md5_digest, 16, out);
 }
 
 void body_cleanup(struct req *r) {

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "server.h"
+#include "src/base/codec.h"
 
 #define LINE_MAX_LEN 512
 #define TRAILERS_MAX 1024 /* canonical trailer lines kept for the signature */
@@ -87,7 +88,7 @@ static int check_chunk(struct req *r, struct chunk_dec *d) {
   d->sha = NULL;
   if (!d->verify)
     return 0;
-  s3_hex(digest, sizeof digest, hex);
+  hhex_encode(digest, sizeof digest, hex);
   auth_chunk_signature(r, d->prev, hex, want);
   if (!ct_equal64(want, d->sig))
     return req_fail(r, 403, "SignatureDoesNotMatch",
@@ -125,7 +126,7 @@ static int trailer_signature(struct req *r, struct chunk_dec *d,
   uint8_t digest[S3_SHA256_LEN];
   char hex[65], want[65];
   s3_sha256(d->trailers, d->trailers_len, digest);
-  s3_hex(digest, sizeof digest, hex);
+  hhex_encode(digest, sizeof digest, hex);
   auth_trailer_signature(r, d->prev, hex, want);
   if (!ct_equal64(want, sig))
     return req_fail(r, 403, "SignatureDoesNotMatch",

@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 #include "s3/sigv4.h"
-#include "s3/uri.h"
+#include "src/base/codec.h"
+#include "src/base/uri.h"
 
 double mono_now(void) {
   struct timespec ts;
@@ -354,7 +355,7 @@ void expect_s3_error(struct http_resp *r, int status, const char *code,
 
 /* Canonical query of a raw query string (decoded, then re-encoded). */
 static void canonical_query(const char *q, struct hbuf *out) {
-  struct s3_param p[64] = {{NULL, NULL}};
+  struct hparam p[64] = {{NULL, NULL}};
   char *names[64], *values[64];
   size_t n = 0;
   while (q && *q && n < 64) {
@@ -362,9 +363,9 @@ static void canonical_query(const char *q, struct hbuf *out) {
     const char *eq = memchr(q, '=', k);
     size_t nl = eq ? (size_t)(eq - q) : k;
     struct hbuf a = HBUF_INIT, b = HBUF_INIT;
-    s3_uri_decode(&a, q, nl);
+    huri_decode(&a, q, nl);
     if (eq)
-      s3_uri_decode(&b, eq + 1, k - nl - 1);
+      huri_decode(&b, eq + 1, k - nl - 1);
     names[n] = hbuf_steal(&a);
     values[n] = hbuf_steal(&b);
     p[n].name = names[n];
@@ -372,7 +373,7 @@ static void canonical_query(const char *q, struct hbuf *out) {
     n++;
     q += k + (q[k] == '&');
   }
-  s3_canonical_query(out, p, n);
+  huri_canonical_query(out, p, n);
   for (size_t i = 0; i < n; i++) {
     free(names[i]);
     free(values[i]);
@@ -555,14 +556,14 @@ char *presign(const char *url, const char *method, const char *path,
   snprintf(cred, sizeof cred, "%s/%.8s/%s/s3/aws4_request", ak ? ak : T_AK, amz,
            T_REGION);
   snprintf(exp, sizeof exp, "%ld", expires);
-  struct s3_param p[] = {{"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
-                         {"X-Amz-Credential", cred},
-                         {"X-Amz-Date", amz},
-                         {"X-Amz-Expires", exp},
-                         {"X-Amz-SignedHeaders", "host"}};
+  struct hparam p[] = {{"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
+                       {"X-Amz-Credential", cred},
+                       {"X-Amz-Date", amz},
+                       {"X-Amz-Expires", exp},
+                       {"X-Amz-SignedHeaders", "host"}};
   struct hbuf q = HBUF_INIT, creq = HBUF_INIT, sh = HBUF_INIT, sts = HBUF_INIT,
               out = HBUF_INIT;
-  s3_canonical_query(&q, p, 5);
+  huri_canonical_query(&q, p, 5);
   struct s3_header h[] = {{"host", host}};
   struct s3_sigv4_input in = {
       method, path,     hbuf_str(&q), h,    1,   S3_UNSIGNED_PAYLOAD,
@@ -618,7 +619,7 @@ void md5_etag(const void *data, size_t n, char out[40]) {
   uint8_t d[16];
   char hex[33];
   s3_md5(data, n, d);
-  s3_hex(d, 16, hex);
+  hhex_encode(d, 16, hex);
   snprintf(out, 40, "\"%s\"", hex);
 }
 
@@ -661,5 +662,5 @@ void ref_b64(uint64_t v, int bytes, char out[16]) {
   uint8_t be[8];
   for (int i = 0; i < bytes; i++)
     be[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-  s3_base64(be, (size_t)bytes, out);
+  hb64_encode(be, (size_t)bytes, out);
 }

@@ -12,7 +12,7 @@
  * libmicrohttpd decodes %XX and turns '+' into ' ' in paths and query
  * arguments. SigV4 needs the bytes as sent, so the URI log callback keeps
  * the raw target, the unescape callback is a no-op, and the query is parsed
- * here with s3_uri_decode (which leaves '+' alone). */
+ * here with huri_decode (which leaves '+' alone). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@
 #include <time.h>
 
 #include "handlers.h"
-#include "s3/uri.h"
 #include "server.h"
+#include "src/base/uri.h"
 
 static enum MHD_Result h_not_allowed(struct req *r) {
   return srv_error(r, 405, "MethodNotAllowed",
@@ -131,8 +131,8 @@ static int add_param(struct req *r, const char *s, size_t n) {
   const char *eq = memchr(s, '=', n);
   size_t nlen = eq ? (size_t)(eq - s) : n;
   struct hbuf name = HBUF_INIT, value = HBUF_INIT;
-  int bad = s3_uri_decode(&name, s, nlen) != 0 ||
-            (eq && s3_uri_decode(&value, eq + 1, n - nlen - 1) != 0);
+  int bad = huri_decode(&name, s, nlen) != 0 ||
+            (eq && huri_decode(&value, eq + 1, n - nlen - 1) != 0);
   if (bad || name.oom || value.oom) {
     hbuf_free(&name);
     hbuf_free(&value);
@@ -173,7 +173,7 @@ static int parse_target(struct req *r) {
     q += n + (q[n] == '&');
   }
   struct hbuf dec = HBUF_INIT;
-  if (s3_uri_decode(&dec, r->raw_path, plen) != 0 ||
+  if (huri_decode(&dec, r->raw_path, plen) != 0 ||
       strlen(hbuf_str(&dec)) != dec.len) {
     hbuf_free(&dec);
     return req_fail(r, 400, "InvalidURI",

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "handlers.h"
+#include "src/base/codec.h"
 
 int list_limit(struct req *r, const char *name, unsigned cap, unsigned *out) {
   const char *v = req_param(r, name);
@@ -95,7 +96,7 @@ static void repeat_next(const struct req *r, const char *sent, int hex,
   for (uint64_t k = 1; sent && k <= n; k++) {
     snprintf(name, sizeof name, "hipobj-repeat-token-%llu",
              (unsigned long long)k);
-    s3_hex((const uint8_t *)name, strlen(name), enc);
+    hhex_encode((const uint8_t *)name, strlen(name), enc);
     if (!strcmp(sent, hex ? enc : name)) {
       next = k % n + 1;
       break;
@@ -103,7 +104,7 @@ static void repeat_next(const struct req *r, const char *sent, int hex,
   }
   snprintf(name, sizeof name, "hipobj-repeat-token-%llu",
            (unsigned long long)next);
-  s3_hex((const uint8_t *)name, strlen(name), enc);
+  hhex_encode((const uint8_t *)name, strlen(name), enc);
   hbuf_puts(out, hex ? enc : name);
 }
 
@@ -247,7 +248,7 @@ enum MHD_Result h_list_objects(struct req *r) {
     if (v2) {
       char *hex = malloc(2 * strlen(last) + 1);
       if (hex) {
-        s3_hex((const uint8_t *)last, strlen(last), hex);
+        hhex_encode((const uint8_t *)last, strlen(last), hex);
         xml_el(&x, "NextContinuationToken", hex);
       }
       free(hex);

@@ -34,6 +34,7 @@
 
 #include "handlers.h"
 #include "s3/xml_server.h"
+#include "src/base/codec.h"
 
 int valid_upload_id(const char *id) {
   if (!id || strlen(id) != 32)
@@ -463,7 +464,7 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   uint8_t d[16];
   char hex[33];
   s3_md5_end(md5, d);
-  s3_hex(d, 16, hex);
+  hhex_encode(d, 16, hex);
   m.n_parts = (unsigned)n;
   snprintf(m.etag, sizeof m.etag, "\"%s-%zu\"", hex, n);
   if (alg && cks_composite(alg, parts, n, composite) != 0) {
@@ -550,18 +551,13 @@ enum MHD_Result h_complete_mpu(struct req *r) {
   snprintf(r->upload_id, sizeof r->upload_id, "%.32s", id ? id : "");
   struct s3_part *want = NULL;
   size_t n = 0;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   if (s3_xml_parse_complete_request(r->mem.data, r->mem.len, &want, &n, &why) !=
-      0) {
-    enum MHD_Result res =
-        srv_error(r, 400, "MalformedXML",
-                  "The XML you provided was not well-formed or did not "
-                  "validate against our published schema: %s",
-                  hbuf_str(&why));
-    hbuf_free(&why);
-    return res;
-  }
-  hbuf_free(&why);
+      HIPOBJ_OK)
+    return srv_error(r, 400, "MalformedXML",
+                     "The XML you provided was not well-formed or did not "
+                     "validate against our published schema: %s",
+                     why.message);
   for (size_t i = 1; i < n; i++)
     if (want[i].number <= want[i - 1].number) {
       free(want);

@@ -394,18 +394,13 @@ enum MHD_Result h_delete_object(struct req *r) {
 
 enum MHD_Result h_delete_objects(struct req *r) {
   struct s3_delete_request d;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   if (s3_xml_parse_delete_request(r->mem.data, r->mem.len, 1000, &d, &why) !=
-      0) {
-    enum MHD_Result res =
-        srv_error(r, 400, "MalformedXML",
-                  "The XML you provided was not well-formed or did not "
-                  "validate against our published schema: %s",
-                  hbuf_str(&why));
-    hbuf_free(&why);
-    return res;
-  }
-  hbuf_free(&why);
+      HIPOBJ_OK)
+    return srv_error(r, 400, "MalformedXML",
+                     "The XML you provided was not well-formed or did not "
+                     "validate against our published schema: %s",
+                     why.message);
   if (!st_bucket_exists(r->srv, r->bucket)) {
     s3_delete_request_free(&d);
     return missing(r);

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "s3/uri.h"
+#include "src/base/uri.h"
 #include "storage.h"
 
 int st_obj_commit(const struct server *s, const char *bucket, const char *key,
@@ -109,7 +109,7 @@ static int open_by_name(const struct server *s, const char *bucket,
     m->key = key ? strdup(key) : NULL;
     if (!key && name[0] == 'k') {
       struct hbuf k = HBUF_INIT;
-      if (s3_uri_decode(&k, name + 1, strlen(name + 1)) == 0)
+      if (huri_decode(&k, name + 1, strlen(name + 1)) == 0)
         m->key = hbuf_steal(&k);
       hbuf_free(&k);
     }
@@ -188,7 +188,7 @@ int st_list_keys(const struct server *s, const char *bucket, const char *prefix,
     char *key = NULL;
     if (e->d_name[0] == 'k') {
       struct hbuf k = HBUF_INIT;
-      if (s3_uri_decode(&k, e->d_name + 1, strlen(e->d_name + 1)) == 0)
+      if (huri_decode(&k, e->d_name + 1, strlen(e->d_name + 1)) == 0)
         key = hbuf_steal(&k);
       hbuf_free(&k);
     } else if (e->d_name[0] == 'h') {

@@ -30,7 +30,8 @@
 #include "handlers.h"
 #include "rdma/rc_server.h"
 #include "s3/crypto.h"
-#include "src/error_int.h"
+#include "src/base/codec.h"
+#include "src/base/error.h"
 
 static int all_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -304,7 +305,7 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
   uint8_t md5[16];
   char hex[33];
   s3_md5(data, len, md5);
-  s3_hex(md5, sizeof md5, hex);
+  hhex_encode(md5, sizeof md5, hex);
   snprintf(obj->etag, sizeof obj->etag, "\"%s\"", hex);
   char *tmp = NULL;
   int rc = st_tmp_write(r->srv, t->bucket, data, len, &tmp);

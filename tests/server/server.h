@@ -18,7 +18,7 @@
 #include <sys/types.h>
 
 #include "s3/crypto.h"
-#include "src/buf.h"
+#include "src/base/buf.h"
 
 #define SRV_NAME "hipobj-server"
 #define SRV_MAX_KEY 1024

@@ -24,7 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "s3/uri.h"
+#include "src/base/codec.h"
+#include "src/base/uri.h"
 
 #define N_STRIPES 64
 
@@ -91,7 +92,7 @@ void st_random_hex(char *out, size_t nbytes) {
       break;
     got += (size_t)n;
   }
-  s3_hex(buf, nbytes, out);
+  hhex_encode(buf, nbytes, out);
 }
 
 char *st_path(const struct server *s, const char *bucket, const char *fmt,
@@ -122,7 +123,7 @@ char *st_path(const struct server *s, const char *bucket, const char *fmt,
 int st_obj_name(const char *key, char name[ST_NAME_MAX]) {
   struct hbuf b = HBUF_INIT;
   hbuf_putc(&b, 'k');
-  s3_uri_encode(&b, key, strlen(key), 0);
+  huri_encode(&b, key, strlen(key), 0);
   if (b.oom) {
     hbuf_free(&b);
     return -1;
@@ -196,7 +197,7 @@ void meta_format(const struct obj_meta *m, struct hbuf *b) {
   hbuf_putc(b, '\n');
   if (m->key) {
     hbuf_puts(b, "key ");
-    s3_uri_encode(b, m->key, strlen(m->key), 0);
+    huri_encode(b, m->key, strlen(m->key), 0);
     hbuf_putc(b, '\n');
   }
   if (m->ctype) {
@@ -285,7 +286,7 @@ int meta_parse(const char *text, size_t len, struct obj_meta *m) {
         m->checksum_alg[vlen] = '\0';
       } else if (klen == 3 && !strncmp(p, "key", 3)) {
         struct hbuf k = HBUF_INIT;
-        if (s3_uri_decode(&k, v, vlen) == 0)
+        if (huri_decode(&k, v, vlen) == 0)
           m->key = hbuf_steal(&k);
         hbuf_free(&k);
       } else if (klen == 5 && !strncmp(p, "ctype", 5)) {
@@ -369,7 +370,7 @@ int st_file_etag(int fd, uint64_t size, char etag[80], enum cks_alg alg,
   uint8_t d[16];
   char hex[33];
   s3_md5_end(c, d);
-  s3_hex(d, 16, hex);
+  hhex_encode(d, 16, hex);
   snprintf(etag, 80, "\"%s\"", hex);
   return rc;
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "src/buf.h"
+#include "src/base/buf.h"
 
 #define PART (64u * 1024) /* the server runs with --min-part-size 64KiB */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "src/buf.h"
+#include "src/base/buf.h"
 
 static struct server_proc srv;
 static struct hipobj_client *cli;

@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "harness.h"
-#include "src/buf.h"
+#include "src/base/buf.h"
 
 #define PART (64u * 1024) /* the server runs with --min-part-size 64KiB */
 #define UNSIGNED_TRAILER "STREAMING-UNSIGNED-PAYLOAD-TRAILER"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "s3/uri.h"
 #include "server.h"
+#include "src/base/uri.h"
 
 void xml_begin(struct hbuf *b, const char *root) {
   hbuf_printf(
@@ -71,7 +71,7 @@ void xml_el_key(struct hbuf *b, const char *name, const char *text,
     return;
   }
   hbuf_printf(b, "<%s>", name);
-  s3_uri_encode(b, text ? text : "", text ? strlen(text) : 0, 1);
+  huri_encode(b, text ? text : "", text ? strlen(text) : 0, 1);
   hbuf_printf(b, "</%s>", name);
 }
 

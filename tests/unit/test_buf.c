@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/buf.h"
-#include "src/strutil.h"
+#include "src/base/buf.h"
+#include "src/base/strutil.h"
 
 Test(buf, empty_buffer_reads_as_empty_string) {
   struct hbuf b = HBUF_INIT;

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "src/base/error.h"
 #include "src/config.h"
-#include "src/error_int.h"
 
 #define MIB (1ull << 20)
 #define GIB (1ull << 30)

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "src/base/error.h"
 #include "src/config.h"
-#include "src/error_int.h"
 
 #define MAX_ENV 8
 static const char *env_names[MAX_ENV];

@@ -1,5 +1,5 @@
-/* test_cpus.c - the CPU quota a process's cgroups impose (src/cpus.c), read
- * from cgroup trees written into a temp directory: v2 cpu.max with and
+/* test_cpus.c - the CPU quota a process's cgroups impose (src/base/cpus.c),
+ * read from cgroup trees written into a temp directory: v2 cpu.max with and
  * without a limit, rounding up, the tightest limit on the path winning, v1's
  * cpu controller, and unreadable or junk files meaning no limit. */
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cpus.h"
+#include "src/base/cpus.h"
 
 static char root[] = "/tmp/hipobj-cpus-XXXXXX";
 

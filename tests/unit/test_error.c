@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "src/error_int.h"
+#include "src/base/error.h"
 
 Test(status, every_status_has_text_and_unknown_is_handled) {
   for (int s = HIPOBJ_OK; s <= HIPOBJ_E_INTERNAL; s++) {
@@ -79,4 +79,34 @@ Test(detail, null_error_objects_are_accepted) {
   cr_assert_eq(hipobj_error_status(NULL), HIPOBJ_OK);
   cr_assert_str_eq(hipobj_error_message(NULL), "");
   hipobj_error_free(NULL);
+}
+
+/* The layers below src/ report with operation NULL (the bare reason); the
+ * caller names its operation with herr_op, which gives the message herr_set
+ * with that operation would have given. */
+Test(detail, building_blocks_report_bare_reasons_the_caller_names) {
+  struct hipobj_error *e;
+  hipobj_error_create(&e);
+  e->retries = 3;
+  cr_assert_eq(herr_set(e, HIPOBJ_E_PROTOCOL, NULL, "missing <%s>", "ETag"),
+               HIPOBJ_E_PROTOCOL);
+  cr_assert_str_eq(hipobj_error_message(e), "missing <ETag>");
+  cr_assert_str_eq(hipobj_error_operation(e), "");
+  cr_assert_eq(herr_op(e, "CompleteMultipartUpload", HIPOBJ_E_PROTOCOL),
+               HIPOBJ_E_PROTOCOL);
+  cr_assert_str_eq(hipobj_error_message(e),
+                   "CompleteMultipartUpload: missing <ETag>");
+  cr_assert_str_eq(hipobj_error_operation(e), "CompleteMultipartUpload");
+  cr_assert_eq(hipobj_error_status(e), HIPOBJ_E_PROTOCOL);
+  cr_assert_eq(hipobj_error_retries(e), 3);
+  /* Named once: an outer caller does not prefix again. */
+  herr_op(e, "Outer", HIPOBJ_E_PROTOCOL);
+  cr_assert_str_eq(hipobj_error_message(e),
+                   "CompleteMultipartUpload: missing <ETag>");
+  /* Success, or no error object: nothing to name. */
+  hipobj_error_clear(e);
+  cr_assert_eq(herr_op(e, "GetObject", HIPOBJ_OK), HIPOBJ_OK);
+  cr_assert_str_eq(hipobj_error_operation(e), "");
+  cr_assert_eq(herr_op(NULL, "GetObject", HIPOBJ_E_IO), HIPOBJ_E_IO);
+  hipobj_error_free(e);
 }

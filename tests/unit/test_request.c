@@ -6,6 +6,7 @@
 
 #include "s3/crypto.h"
 #include "s3/request.h"
+#include "src/base/error.h"
 
 /* 2013-05-24T00:00:00Z, the date of AWS's S3 SigV4 examples. */
 #define AWS_EXAMPLE_TIME ((time_t)1369353600)
@@ -20,7 +21,7 @@ static const char *line(const struct s3_signed *s, const char *name) {
 
 Test(endpoint, parses_scheme_host_port_and_path) {
   struct s3_endpoint ep;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_endpoint_parse("http://127.0.0.1:7480/", 0, &ep, &why), 0);
   cr_assert_str_eq(ep.scheme, "http");
   cr_assert_str_eq(ep.host, "127.0.0.1:7480");
@@ -37,7 +38,6 @@ Test(endpoint, parses_scheme_host_port_and_path) {
   cr_assert_eq(s3_endpoint_parse("https://s3.amazonaws.com", 1, &ep, &why), 0);
   cr_assert_eq(ep.virtual_hosted, 0, "explicit path style wins");
   s3_endpoint_free(&ep);
-  hbuf_free(&why);
 }
 
 Test(endpoint, rejects_bad_urls_with_a_reason) {
@@ -45,23 +45,23 @@ Test(endpoint, rejects_bad_urls_with_a_reason) {
                        "http://", "http://user@host/", "http://h/?q=1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct s3_endpoint ep;
-    struct hbuf why = HBUF_INIT;
-    cr_assert_eq(s3_endpoint_parse(bad[i], 0, &ep, &why), -1, "%s", bad[i]);
-    cr_assert_gt(why.len, 0);
-    hbuf_free(&why);
+    struct hipobj_error why = {0};
+    cr_assert_eq(s3_endpoint_parse(bad[i], 0, &ep, &why), HIPOBJ_E_CONFIG, "%s",
+                 bad[i]);
+    cr_assert_gt(strlen(why.message), 0);
+    cr_assert_str_eq(why.operation, "", "the caller names the operation");
   }
 }
 
 static void sign(const char *endpoint, int addressing, struct s3_request *r,
                  const struct s3_creds *c, struct s3_signed *out) {
   struct s3_endpoint ep;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_endpoint_parse(endpoint, addressing, &ep, &why), 0);
   cr_assert_eq(
       s3_request_sign(r, &ep, c, "us-east-1", AWS_EXAMPLE_TIME, out, &why), 0,
-      "%s", hbuf_str(&why));
+      "%s", why.message);
   s3_endpoint_free(&ep);
-  hbuf_free(&why);
 }
 
 Test(request, aws_get_object_example_end_to_end) {
@@ -149,16 +149,18 @@ Test(request, virtual_hosted_bucket_goes_to_the_host) {
 }
 
 Test(request, bucket_and_key_checks) {
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_check_bucket("my-bucket.1", &why), 0);
-  cr_assert_eq(s3_check_bucket("ab", &why), -1);
-  cr_assert_eq(s3_check_bucket("a/b/c", &why), -1);
-  cr_assert_eq(s3_check_bucket(NULL, &why), -1);
-  cr_assert_eq(s3_check_key("", &why), -1);
+  cr_assert_eq(s3_check_bucket("ab", &why), HIPOBJ_E_INVALID_ARGUMENT);
+  cr_assert_str_eq(why.message,
+                   "bucket name 'ab' must be 3 to 63 characters long");
+  cr_assert_eq(s3_check_bucket("a/b/c", &why), HIPOBJ_E_INVALID_ARGUMENT);
+  cr_assert_eq(s3_check_bucket(NULL, &why), HIPOBJ_E_INVALID_ARGUMENT);
+  cr_assert_eq(s3_check_key("", &why), HIPOBJ_E_INVALID_ARGUMENT);
+  cr_assert_str_eq(why.message, "object key is empty");
   char longkey[1100];
   memset(longkey, 'k', sizeof longkey - 1);
   longkey[sizeof longkey - 1] = '\0';
-  cr_assert_eq(s3_check_key(longkey, &why), -1);
+  cr_assert_eq(s3_check_key(longkey, &why), HIPOBJ_E_INVALID_ARGUMENT);
   cr_assert_eq(s3_check_key("ok/key with space", &why), 0);
-  hbuf_free(&why);
 }

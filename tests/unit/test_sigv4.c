@@ -28,7 +28,8 @@
 
 #include "s3/crypto.h"
 #include "s3/sigv4.h"
-#include "s3/uri.h"
+#include "src/base/codec.h"
+#include "src/base/uri.h"
 
 extern char **environ;
 
@@ -67,7 +68,7 @@ Test(crypto, sha256_incremental_matches_one_shot) {
     s3_sha256_update(c, msg + i, strlen(msg) - i < 5 ? strlen(msg) - i : 5);
   s3_sha256_end(c, inc);
   cr_expect_eq(memcmp(one, inc, sizeof one), 0);
-  s3_hex(inc, sizeof inc, hex);
+  hhex_encode(inc, sizeof inc, hex);
   /* FIPS 180-2 appendix B.2 */
   cr_expect_str_eq(
       hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
@@ -78,7 +79,7 @@ Test(crypto, hmac_sha256_rfc4231) {
   char hex[S3_SHA256_HEX_LEN + 1];
   const char *data = "what do ya want for nothing?";
   s3_hmac_sha256("Jefe", 4, data, strlen(data), mac);
-  s3_hex(mac, sizeof mac, hex);
+  hhex_encode(mac, sizeof mac, hex);
   cr_expect_str_eq(
       hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
@@ -90,7 +91,7 @@ Test(crypto, hmac_sha256_key_longer_than_a_block) {
   memset(key, 0xaa, sizeof key);
   const char *data = "Test Using Larger Than Block-Size Key - Hash Key First";
   s3_hmac_sha256(key, sizeof key, data, strlen(data), mac);
-  s3_hex(mac, sizeof mac, hex);
+  hhex_encode(mac, sizeof mac, hex);
   cr_expect_str_eq(
       hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
@@ -99,10 +100,10 @@ Test(crypto, md5_and_base64) {
   uint8_t d[16];
   char hex[33], b64[25];
   s3_md5("abc", 3, d);
-  s3_hex(d, sizeof d, hex);
+  hhex_encode(d, sizeof d, hex);
   cr_expect_str_eq(hex, "900150983cd24fb0d6963f7d28e17f72");
   s3_md5("", 0, d);
-  cr_expect_eq(s3_base64(d, sizeof d, b64), 24);
+  cr_expect_eq(hb64_encode(d, sizeof d, b64), 24);
   /* MD5("") = d41d8cd98f00b204e9800998ecf8427e, the Content-MD5 of an empty
    * body that S3 documents: 1B2M2Y8AsgTpgAmY7PhCfg== */
   cr_expect_str_eq(b64, "1B2M2Y8AsgTpgAmY7PhCfg==");
@@ -120,7 +121,7 @@ Test(crypto, md5_incremental_and_failure_statuses) {
   uint8_t d[16];
   char hex[33];
   cr_assert_eq(s3_md5_end(m, d), 0);
-  s3_hex(d, sizeof d, hex);
+  hhex_encode(d, sizeof d, hex);
   cr_expect_str_eq(hex, "57edf4a22be3c955ac49da2e2107b67a");
   cr_assert_eq(s3_md5("abc", 3, d), 0);
   /* No context (begin failed): a status, and a digest no server accepts. */
@@ -143,13 +144,13 @@ Test(crypto, base64_rfc4648) {
                         "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
   for (size_t i = 0; i < 7; i++) {
     char out[16];
-    size_t n = s3_base64((const uint8_t *)in[i], strlen(in[i]), out);
+    size_t n = hb64_encode((const uint8_t *)in[i], strlen(in[i]), out);
     cr_expect_str_eq(out, want[i]);
     cr_expect_eq(n, strlen(want[i]));
   }
   const uint8_t bin[] = {0xfb, 0xff, 0xbf};
   char out[8];
-  s3_base64(bin, 3, out);
+  hb64_encode(bin, 3, out);
   cr_expect_str_eq(out, "+/+/");
 }
 
@@ -256,7 +257,7 @@ Test(sigv4_aws, put_object) {
   char hash[S3_SHA256_HEX_LEN + 1];
   s3_sha256_hex(body, strlen(body), hash);
   struct hbuf uri = HBUF_INIT;
-  cr_assert_eq(s3_uri_encode(&uri, "/test$file.text", 15, 1), 0);
+  cr_assert_eq(huri_encode(&uri, "/test$file.text", 15, 1), 0);
   /* Deliberately out of order and mixed case: canonicalisation sorts. */
   struct s3_header h[] = {{"x-amz-storage-class", "REDUCED_REDUNDANCY"},
                           {"X-Amz-Date", AWS_DATE},
@@ -291,9 +292,9 @@ static const char *const bucket_creq_tail =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 Test(sigv4_aws, get_bucket_lifecycle) {
-  struct s3_param q[] = {{"lifecycle", NULL}};
+  struct hparam q[] = {{"lifecycle", NULL}};
   struct hbuf query = HBUF_INIT, creq = HBUF_INIT;
-  cr_assert_eq(s3_canonical_query(&query, q, 1), 0);
+  cr_assert_eq(huri_canonical_query(&query, q, 1), 0);
   struct s3_header h[] = {{"Host", AWS_HOST},
                           {"x-amz-content-sha256", S3_EMPTY_SHA256},
                           {"x-amz-date", AWS_DATE}};
@@ -311,9 +312,9 @@ Test(sigv4_aws, get_bucket_lifecycle) {
 }
 
 Test(sigv4_aws, list_objects) {
-  struct s3_param q[] = {{"prefix", "J"}, {"max-keys", "2"}};
+  struct hparam q[] = {{"prefix", "J"}, {"max-keys", "2"}};
   struct hbuf query = HBUF_INIT, creq = HBUF_INIT;
-  cr_assert_eq(s3_canonical_query(&query, q, 2), 0);
+  cr_assert_eq(huri_canonical_query(&query, q, 2), 0);
   struct s3_header h[] = {{"x-amz-date", AWS_DATE},
                           {"Host", AWS_HOST},
                           {"x-amz-content-sha256", S3_EMPTY_SHA256}};
@@ -771,11 +772,11 @@ Test(sigv4_curl, put_special_path_and_folded_header) {
   struct hbuf path = HBUF_INIT, query = HBUF_INIT;
   hbuf_puts(&path, "/bucket/");
   const char *key = "dir/a b+c~d$e/\xc3\xbc(1)*.txt";
-  cr_assert_eq(s3_uri_encode(&path, key, strlen(key), 1), 0);
+  cr_assert_eq(huri_encode(&path, key, strlen(key), 1), 0);
   cr_assert_str_eq(hbuf_str(&path),
                    "/bucket/dir/a%20b%2Bc~d%24e/%C3%BC%281%29%2A.txt");
-  struct s3_param qp[] = {{"uploadId", "x y/z"}, {"partNumber", "7"}};
-  cr_assert_eq(s3_canonical_query(&query, qp, 2), 0);
+  struct hparam qp[] = {{"uploadId", "x y/z"}, {"partNumber", "7"}};
+  cr_assert_eq(huri_canonical_query(&query, qp, 2), 0);
   cr_assert_str_eq(hbuf_str(&query), "partNumber=7&uploadId=x%20y%2Fz");
 
   const char *body = "hello, world";

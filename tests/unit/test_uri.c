@@ -7,11 +7,11 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "s3/uri.h"
+#include "src/base/uri.h"
 
 static char *enc(const char *s, int keep_slash) {
   struct hbuf b = HBUF_INIT;
-  cr_assert_eq(s3_uri_encode(&b, s, strlen(s), keep_slash), 0);
+  cr_assert_eq(huri_encode(&b, s, strlen(s), keep_slash), 0);
   return hbuf_steal(&b);
 }
 
@@ -74,11 +74,11 @@ Test(uri_encode, no_double_encoding) {
 
 Test(uri_encode, embedded_nul_and_length) {
   struct hbuf b = HBUF_INIT;
-  cr_assert_eq(s3_uri_encode(&b, "a\0b", 3, 0), 0);
+  cr_assert_eq(huri_encode(&b, "a\0b", 3, 0), 0);
   cr_expect_str_eq(hbuf_str(&b), "a%00b");
   /* n bounds the input: "xyz" with n=1 is just "x". */
   hbuf_reset(&b);
-  cr_assert_eq(s3_uri_encode(&b, "x y", 1, 0), 0);
+  cr_assert_eq(huri_encode(&b, "x y", 1, 0), 0);
   cr_expect_str_eq(hbuf_str(&b), "x");
   hbuf_free(&b);
 }
@@ -86,7 +86,7 @@ Test(uri_encode, embedded_nul_and_length) {
 Test(uri_encode, appends) {
   struct hbuf b = HBUF_INIT;
   hbuf_puts(&b, "/bucket/");
-  cr_assert_eq(s3_uri_encode(&b, "my key", 6, 1), 0);
+  cr_assert_eq(huri_encode(&b, "my key", 6, 1), 0);
   cr_expect_str_eq(hbuf_str(&b), "/bucket/my%20key");
   cr_expect_eq(b.len, strlen("/bucket/my%20key"));
   hbuf_free(&b);
@@ -94,15 +94,15 @@ Test(uri_encode, appends) {
 
 Test(uri_encode, null_arguments) {
   struct hbuf b = HBUF_INIT;
-  cr_expect_eq(s3_uri_encode(NULL, "a", 1, 0), -1);
-  cr_expect_eq(s3_uri_encode(&b, NULL, 1, 0), -1);
-  cr_expect_eq(s3_uri_encode(&b, NULL, 0, 0), 0);
+  cr_expect_eq(huri_encode(NULL, "a", 1, 0), -1);
+  cr_expect_eq(huri_encode(&b, NULL, 1, 0), -1);
+  cr_expect_eq(huri_encode(&b, NULL, 0, 0), 0);
   hbuf_free(&b);
 }
 
 static int dec(const char *s, struct hbuf *b) {
   hbuf_reset(b);
-  return s3_uri_decode(b, s, strlen(s));
+  return huri_decode(b, s, strlen(s));
 }
 
 Test(uri_decode, valid) {
@@ -128,8 +128,7 @@ Test(uri_decode, malformed_escapes) {
   struct hbuf b = HBUF_INIT;
   hbuf_puts(&b, "keep");
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    cr_expect_eq(s3_uri_decode(&b, bad[i], strlen(bad[i])), -1, "\"%s\"",
-                 bad[i]);
+    cr_expect_eq(huri_decode(&b, bad[i], strlen(bad[i])), -1, "\"%s\"", bad[i]);
     /* A failed decode leaves what was there before. */
     cr_expect_str_eq(hbuf_str(&b), "keep", "after \"%s\"", bad[i]);
   }
@@ -141,17 +140,17 @@ Test(uri_decode, round_trip_every_byte) {
   for (int i = 0; i < 256; i++)
     all[i] = (char)i;
   struct hbuf e = HBUF_INIT, d = HBUF_INIT;
-  cr_assert_eq(s3_uri_encode(&e, all, sizeof all, 0), 0);
-  cr_assert_eq(s3_uri_decode(&d, e.data, e.len), 0);
+  cr_assert_eq(huri_encode(&e, all, sizeof all, 0), 0);
+  cr_assert_eq(huri_decode(&d, e.data, e.len), 0);
   cr_assert_eq(d.len, sizeof all);
   cr_expect_eq(memcmp(d.data, all, sizeof all), 0);
   hbuf_free(&e);
   hbuf_free(&d);
 }
 
-static char *query(const struct s3_param *p, size_t n) {
+static char *query(const struct hparam *p, size_t n) {
   struct hbuf b = HBUF_INIT;
-  cr_assert_eq(s3_canonical_query(&b, p, n), 0);
+  cr_assert_eq(huri_canonical_query(&b, p, n), 0);
   return hbuf_steal(&b);
 }
 
@@ -164,54 +163,54 @@ static char *query(const struct s3_param *p, size_t n) {
 
 Test(canonical_query, bare_name) {
   /* AWS's "GET ?lifecycle" example signs "lifecycle=". */
-  struct s3_param p[] = {{"uploads", NULL}};
+  struct hparam p[] = {{"uploads", NULL}};
   ASSERT_QUERY(p, "uploads=");
-  struct s3_param q[] = {{"lifecycle", ""}};
+  struct hparam q[] = {{"lifecycle", ""}};
   ASSERT_QUERY(q, "lifecycle=");
 }
 
 Test(canonical_query, sorted_by_name) {
-  struct s3_param p[] = {{"uploadId", "abc"}, {"partNumber", "1"}};
+  struct hparam p[] = {{"uploadId", "abc"}, {"partNumber", "1"}};
   ASSERT_QUERY(p, "partNumber=1&uploadId=abc");
   /* AWS's list example: given prefix first, signs "max-keys=2&prefix=J". */
-  struct s3_param q[] = {{"prefix", "J"}, {"max-keys", "2"}};
+  struct hparam q[] = {{"prefix", "J"}, {"max-keys", "2"}};
   ASSERT_QUERY(q, "max-keys=2&prefix=J");
 }
 
 Test(canonical_query, values_encoded) {
-  struct s3_param p[] = {{"prefix", "a b"}, {"list-type", "2"}};
+  struct hparam p[] = {{"prefix", "a b"}, {"list-type", "2"}};
   ASSERT_QUERY(p, "list-type=2&prefix=a%20b");
-  struct s3_param q[] = {{"prefix", "dir/x+y=z&w"}, {"delimiter", "/"}};
+  struct hparam q[] = {{"prefix", "dir/x+y=z&w"}, {"delimiter", "/"}};
   ASSERT_QUERY(q, "delimiter=%2F&prefix=dir%2Fx%2By%3Dz%26w");
 }
 
 Test(canonical_query, bare_name_mixed_with_values) {
-  struct s3_param p[] = {{"uploads", NULL}, {"prefix", "p"}, {"a", "1"}};
+  struct hparam p[] = {{"uploads", NULL}, {"prefix", "p"}, {"a", "1"}};
   ASSERT_QUERY(p, "a=1&prefix=p&uploads=");
 }
 
 Test(canonical_query, same_name_sorted_by_value) {
-  struct s3_param p[] = {{"k", "b"}, {"k", "a"}, {"k", ""}};
+  struct hparam p[] = {{"k", "b"}, {"k", "a"}, {"k", ""}};
   ASSERT_QUERY(p, "k=&k=a&k=b");
 }
 
 Test(canonical_query, sorted_by_encoded_bytes) {
   /* Raw, "\xc3\xbc" (0xC3) sorts after "z"; encoded, "%C3%BC" starts with
    * '%' (0x25) and sorts before "a". SigV4 sorts the encoded form. */
-  struct s3_param p[] = {{"z", "1"}, {"\xc3\xbc", "2"}, {"a", "3"}};
+  struct hparam p[] = {{"z", "1"}, {"\xc3\xbc", "2"}, {"a", "3"}};
   ASSERT_QUERY(p, "%C3%BC=2&a=3&z=1");
   /* Upper case sorts before lower case (byte order, not case-folded). */
-  struct s3_param q[] = {{"b", "1"}, {"B", "2"}, {"a", "3"}};
+  struct hparam q[] = {{"b", "1"}, {"B", "2"}, {"a", "3"}};
   ASSERT_QUERY(q, "B=2&a=3&b=1");
 }
 
 Test(canonical_query, empty_and_errors) {
   struct hbuf b = HBUF_INIT;
-  cr_expect_eq(s3_canonical_query(&b, NULL, 0), 0);
+  cr_expect_eq(huri_canonical_query(&b, NULL, 0), 0);
   cr_expect_str_eq(hbuf_str(&b), "");
-  struct s3_param bad[] = {{NULL, "v"}};
-  cr_expect_eq(s3_canonical_query(&b, bad, 1), -1);
-  cr_expect_eq(s3_canonical_query(&b, NULL, 1), -1);
+  struct hparam bad[] = {{NULL, "v"}};
+  cr_expect_eq(huri_canonical_query(&b, bad, 1), -1);
+  cr_expect_eq(huri_canonical_query(&b, NULL, 1), -1);
   cr_expect_str_eq(hbuf_str(&b), "");
   hbuf_free(&b);
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "s3/xml.h"
+#include "src/base/error.h"
 
 static char *load(const char *name, size_t *len) {
   char path[1024];
@@ -70,14 +71,13 @@ Test(xml_error, all_fields) {
   size_t len;
   char *x = load("error_full.xml", &len);
   struct s3_xml_error e;
-  struct hbuf why = HBUF_INIT;
-  cr_assert_eq(s3_xml_parse_error(x, len, &e, &why), 0, "%s", hbuf_str(&why));
+  struct hipobj_error why = {0};
+  cr_assert_eq(s3_xml_parse_error(x, len, &e, &why), 0, "%s", why.message);
   cr_expect_str_eq(e.code, "NoSuchKey");
   cr_expect_str_eq(e.message, "The resource you requested does not exist");
   cr_expect_str_eq(e.request_id, "4442587FB7D0A2F9");
   cr_expect_str_eq(e.resource, "/mybucket/photos/2006/February/sample.jpg");
-  cr_expect_str_eq(hbuf_str(&why), "");
-  hbuf_free(&why);
+  cr_expect_str_eq(why.message, "");
   free(x);
 }
 
@@ -123,10 +123,9 @@ Test(xml_error, truncation_keeps_utf8_whole) {
 Test(xml_error, missing_code) {
   const char *x = "<Error><Message>no code</Message></Error>";
   struct s3_xml_error e;
-  struct hbuf why = HBUF_INIT;
-  cr_expect_eq(s3_xml_parse_error(x, strlen(x), &e, &why), -1);
-  cr_expect_str_eq(hbuf_str(&why), "missing <Code>");
-  hbuf_free(&why);
+  struct hipobj_error why = {0};
+  cr_expect_eq(s3_xml_parse_error(x, strlen(x), &e, &why), HIPOBJ_E_PROTOCOL);
+  cr_expect_str_eq(why.message, "missing <Code>");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -137,12 +136,11 @@ static void expect_upload_id(const char *fixture, const char *want) {
   size_t len;
   char *x = load(fixture, &len);
   char *id = NULL;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_initiate(x, len, &id, &why), 0, "%s: %s", fixture,
-               hbuf_str(&why));
+               why.message);
   cr_expect_str_eq(id, want);
   free(id);
-  hbuf_free(&why);
   free(x);
 }
 
@@ -170,12 +168,11 @@ Test(xml_complete, success_keeps_quotes) {
   int is_error = -1;
   struct s3_xml_error e;
   char etag[128];
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_complete(x, len, &is_error, &e, etag, &why), 0,
-               "%s", hbuf_str(&why));
+               "%s", why.message);
   cr_expect_eq(is_error, 0);
   cr_expect_str_eq(etag, "\"3858f62230ac3c915f300c664312c11f-9\"");
-  hbuf_free(&why);
   free(x);
 }
 
@@ -187,16 +184,15 @@ Test(xml_complete, ok_200_carrying_error) {
   int is_error = 0;
   struct s3_xml_error e;
   char etag[128] = "stale";
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_complete(x, len, &is_error, &e, etag, &why), 0,
-               "%s", hbuf_str(&why));
+               "%s", why.message);
   cr_expect_eq(is_error, 1);
   cr_expect_str_eq(e.code, "InternalError");
   cr_expect_str_eq(e.message,
                    "We encountered an internal error. Please try again.");
   cr_expect_str_eq(e.request_id, "656c76696e6727732072657175657374");
   cr_expect_str_eq(etag, "");
-  hbuf_free(&why);
   free(x);
 }
 
@@ -205,11 +201,10 @@ Test(xml_complete, missing_etag) {
                   "</CompleteMultipartUploadResult>";
   int is_error;
   char etag[128];
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_expect_eq(s3_xml_parse_complete(x, strlen(x), &is_error, NULL, etag, &why),
-               -1);
-  cr_expect_str_eq(hbuf_str(&why), "missing <ETag>");
-  hbuf_free(&why);
+               HIPOBJ_E_PROTOCOL);
+  cr_expect_str_eq(why.message, "missing <ETag>");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -305,9 +300,9 @@ Test(xml_list_parts, truncated_with_marker) {
   size_t len;
   char *x = load("list_parts.xml", &len);
   struct s3_list_parts lp;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_list_parts(x, len, &lp, &why), 0, "%s",
-               hbuf_str(&why));
+               why.message);
   cr_assert_eq(lp.n, 2);
   cr_expect_eq(lp.is_truncated, 1);
   cr_expect_eq(lp.next_marker, 3);
@@ -321,7 +316,6 @@ Test(xml_list_parts, truncated_with_marker) {
   cr_expect_eq(lp.parts[1].mtime, 1289422113);
   s3_xml_list_parts_free(&lp);
   cr_expect_null(lp.parts);
-  hbuf_free(&why);
   free(x);
 }
 
@@ -344,24 +338,23 @@ Test(xml_list_parts, part_checksums) {
       "<Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag><Size>1</Size>"
       "</Part></ListPartsResult>";
   struct s3_list_parts lp;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_list_parts(x, strlen(x), &lp, &why), 0, "%s",
-               hbuf_str(&why));
+               why.message);
   cr_assert_eq(lp.n, 2);
   cr_expect_str_eq(lp.parts[0].crc32c, "4waSgw==");
   cr_expect_str_eq(lp.parts[1].crc32c, "");
   s3_xml_list_parts_free(&lp);
-  hbuf_free(&why);
 }
 
 static void expect_list_parts_error(const char *x, const char *want_why) {
   struct s3_list_parts lp;
-  struct hbuf why = HBUF_INIT;
-  cr_expect_eq(s3_xml_parse_list_parts(x, strlen(x), &lp, &why), -1, "%s", x);
-  cr_expect_str_eq(hbuf_str(&why), want_why);
+  struct hipobj_error why = {0};
+  cr_expect_eq(s3_xml_parse_list_parts(x, strlen(x), &lp, &why),
+               HIPOBJ_E_PROTOCOL, "%s", x);
+  cr_expect_str_eq(why.message, want_why);
   cr_expect_null(lp.parts);
   cr_expect_eq(lp.n, 0);
-  hbuf_free(&why);
 }
 
 Test(xml_list_parts, invalid_content) {
@@ -408,9 +401,9 @@ Test(xml_list_objects, url_encoded_truncated) {
   size_t len;
   char *x = load("list_v2_encoded.xml", &len);
   struct s3_list_objects lo;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_list_objects(x, len, &lo, &why), 0, "%s",
-               hbuf_str(&why));
+               why.message);
   cr_assert_eq(lo.n_objects, 2);
   /* EncodingType=url: '+' is a space, %2B a plus, UTF-8 as %XX. */
   cr_expect_str_eq(lo.objects[0].key, "photos/sample 1.jpg");
@@ -431,7 +424,6 @@ Test(xml_list_objects, url_encoded_truncated) {
   s3_xml_list_objects_free(&lo);
   cr_expect_null(lo.objects);
   cr_expect_null(lo.next_token);
-  hbuf_free(&why);
   free(x);
 }
 
@@ -439,9 +431,9 @@ Test(xml_list_objects, plain_no_namespace) {
   size_t len;
   char *x = load("list_v2_plain.xml", &len);
   struct s3_list_objects lo;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_list_objects(x, len, &lo, &why), 0, "%s",
-               hbuf_str(&why));
+               why.message);
   cr_assert_eq(lo.n_objects, 2);
   /* Not url-encoded: '+' stays, &amp; is '&'. */
   cr_expect_str_eq(lo.objects[0].key, "a+b c&d");
@@ -453,19 +445,18 @@ Test(xml_list_objects, plain_no_namespace) {
   cr_expect_eq(lo.is_truncated, 0);
   cr_expect_null(lo.next_token);
   s3_xml_list_objects_free(&lo);
-  hbuf_free(&why);
   free(x);
 }
 
 static void expect_list_objects_error(const char *x, const char *want_why) {
   struct s3_list_objects lo;
-  struct hbuf why = HBUF_INIT;
-  cr_expect_eq(s3_xml_parse_list_objects(x, strlen(x), &lo, &why), -1, "%s", x);
-  cr_expect_str_eq(hbuf_str(&why), want_why);
+  struct hipobj_error why = {0};
+  cr_expect_eq(s3_xml_parse_list_objects(x, strlen(x), &lo, &why),
+               HIPOBJ_E_PROTOCOL, "%s", x);
+  cr_expect_str_eq(why.message, want_why);
   cr_expect_null(lo.objects);
   cr_expect_null(lo.prefixes);
   cr_expect_null(lo.next_token);
-  hbuf_free(&why);
 }
 
 Test(xml_list_objects, invalid_content) {
@@ -497,14 +488,13 @@ Test(xml_list_objects, invalid_content) {
 static void expect_initiate_error(const char *x, size_t len,
                                   const char *want_prefix) {
   char *id = (char *)"untouched";
-  struct hbuf why = HBUF_INIT;
-  cr_expect_eq(s3_xml_parse_initiate(x, len, &id, &why), -1);
+  struct hipobj_error why = {0};
+  cr_expect_eq(s3_xml_parse_initiate(x, len, &id, &why), HIPOBJ_E_PROTOCOL);
   cr_expect_null(id);
-  cr_expect(strncmp(hbuf_str(&why), want_prefix, strlen(want_prefix)) == 0,
-            "why = \"%s\", expected it to start with \"%s\"", hbuf_str(&why),
+  cr_expect(strncmp(why.message, want_prefix, strlen(want_prefix)) == 0,
+            "why = \"%s\", expected it to start with \"%s\"", why.message,
             want_prefix);
-  cr_expect_null(strchr(hbuf_str(&why), '\n'), "why must be one line");
-  hbuf_free(&why);
+  cr_expect_null(strchr(why.message, '\n'), "why must be one line");
 }
 
 Test(xml_malformed, truncated_document) {
@@ -541,12 +531,26 @@ Test(xml_malformed, wrong_root) {
       "<InitiateMultipartUploadResult>");
   free(x);
   struct s3_xml_error e;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   const char *y = "<NotAnError><Code>x</Code></NotAnError>";
-  cr_expect_eq(s3_xml_parse_error(y, strlen(y), &e, &why), -1);
-  cr_expect_str_eq(hbuf_str(&why),
+  cr_expect_eq(s3_xml_parse_error(y, strlen(y), &e, &why), HIPOBJ_E_PROTOCOL);
+  cr_expect_str_eq(why.message,
                    "unexpected root element <NotAnError>, expected <Error>");
-  hbuf_free(&why);
+}
+
+/* The status says whose fault it is; the message is the bare reason (the
+ * caller names the operation), and err may be NULL. */
+Test(xml_malformed, statuses) {
+  struct hipobj_error why = {0};
+  const char *x = "<Error><Message>m</Message></Error>";
+  struct s3_xml_error e;
+  cr_expect_eq(s3_xml_parse_error(x, strlen(x), &e, NULL), HIPOBJ_E_PROTOCOL);
+  cr_expect_eq(s3_xml_parse_error(x, strlen(x), NULL, &why),
+               HIPOBJ_E_INVALID_ARGUMENT);
+  cr_expect_str_eq(why.message, "no output for the error document");
+  cr_expect_str_eq(why.operation, "");
+  cr_expect_eq(s3_xml_parse_list_parts(x, strlen(x), NULL, NULL),
+               HIPOBJ_E_INVALID_ARGUMENT);
 }
 
 Test(xml_malformed, missing_required_element) {
@@ -620,17 +624,17 @@ static void *parse_many(void *p) {
   struct thread_arg *a = p;
   for (int i = 0; i < 300; i++) {
     struct s3_list_parts lp;
-    struct hbuf why = HBUF_INIT;
+    struct hipobj_error why = {0};
     if (s3_xml_parse_list_parts(a->good, a->good_len, &lp, &why) != 0 ||
         lp.n != 2 || lp.next_marker != 3)
       a->failures++;
     s3_xml_list_parts_free(&lp);
-    hbuf_reset(&why);
+    hipobj_error_clear(&why);
     /* Malformed in the middle: each thread must see its own error. */
-    if (s3_xml_parse_list_parts(a->good, a->good_len / 2, &lp, &why) != -1 ||
-        strncmp(hbuf_str(&why), "malformed XML at line ", 22) != 0)
+    if (s3_xml_parse_list_parts(a->good, a->good_len / 2, &lp, &why) !=
+            HIPOBJ_E_PROTOCOL ||
+        strncmp(why.message, "malformed XML at line ", 22) != 0)
       a->failures++;
-    hbuf_free(&why);
   }
   return NULL;
 }
@@ -745,10 +749,9 @@ Test(xml_complete, empty_etag_from_ceph_is_success) {
   int is_error = -1;
   char etag[128] = "junk";
   struct s3_xml_error e;
-  struct hbuf why = HBUF_INIT;
+  struct hipobj_error why = {0};
   cr_assert_eq(s3_xml_parse_complete(x, strlen(x), &is_error, &e, etag, &why),
-               0, "%s", hbuf_str(&why));
+               0, "%s", why.message);
   cr_assert_eq(is_error, 0);
   cr_assert_str_eq(etag, "");
-  hbuf_free(&why);
 }

@@ -16,6 +16,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "codec.h"
+
 /* 0xAD93D23594C93659 bit-reversed: the reflected form the shifts use. */
 #define POLY_REFLECTED 0x9A6C9329AC4BC9B5ULL
 
@@ -123,40 +125,23 @@ uint64_t crc64nvme_combine(uint64_t crc_a, uint64_t crc_b, uint64_t len_b) {
   return multmodp(xp, crc_a) ^ crc_b;
 }
 
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 void crc64nvme_to_base64(uint64_t crc, char out[CRC64NVME_B64_LEN + 1]) {
-  /* 64 bits big-endian = 10 full sextets + 4 bits, padded with 2 zero bits
-   * into the 11th character, then one '=' (8 bytes = 2 groups of 3 + 2). */
-  for (int i = 0; i < 10; i++)
-    out[i] = b64_alphabet[(crc >> (58 - 6 * i)) & 0x3f];
-  out[10] = b64_alphabet[(crc & 0xf) << 2];
-  out[11] = '=';
-  out[12] = '\0';
-}
-
-static int b64_value(char c) {
-  const char *at = c ? strchr(b64_alphabet, c) : NULL;
-  return at ? (int)(at - b64_alphabet) : -1;
+  uint8_t be[8];
+  for (int i = 0; i < 8; i++)
+    be[i] = (uint8_t)(crc >> (56 - 8 * i));
+  hb64_encode(be, sizeof be, out);
 }
 
 int crc64nvme_from_base64(const char *s, size_t n, uint64_t *crc) {
-  if (!s || n != CRC64NVME_B64_LEN || s[11] != '=')
+  /* Canonical form only (hb64_decode): the 2 pad bits of the 11th
+   * character must be zero, so each CRC has exactly one accepted
+   * spelling. */
+  uint8_t be[8];
+  if (hb64_decode(s, n, be, sizeof be) != 0)
     return -1;
   uint64_t v = 0;
-  for (int i = 0; i < 10; i++) {
-    int d = b64_value(s[i]);
-    if (d < 0)
-      return -1;
-    v = v << 6 | (uint64_t)d;
-  }
-  int last = b64_value(s[10]);
-  /* Canonical form only: the 2 pad bits must be zero, so each CRC has
-   * exactly one accepted spelling. */
-  if (last < 0 || (last & 3))
-    return -1;
-  v = v << 4 | (uint64_t)(last >> 2);
+  for (int i = 0; i < 8; i++)
+    v = v << 8 | be[i];
   if (crc)
     *crc = v;
   return 0;

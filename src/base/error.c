@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error_int.h"
+#include "error.h"
 #include "strutil.h"
 
 static const char *const status_text[] = {
@@ -100,20 +100,9 @@ void herr_copy(struct hipobj_error *dst, const struct hipobj_error *src) {
     *dst = *src;
 }
 
-int herr_set(struct hipobj_error *err, int status, const char *operation,
-             const char *fmt, ...) {
-  if (!err)
-    return status;
-  unsigned retries = err->retries;
-  memset(err, 0, sizeof *err);
-  err->status = status;
-  err->retries = retries;
-  hstrlcpy(err->operation, operation ? operation : "", sizeof err->operation);
-  char text[sizeof err->message];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
+/* message = "<operation>: <text>", or text alone without an operation. */
+static void put_message(struct hipobj_error *err, const char *operation,
+                        const char *text) {
   size_t at = 0;
   if (operation && *operation) {
     at = hstrlcpy(err->message, operation, sizeof err->message - 2);
@@ -123,6 +112,40 @@ int herr_set(struct hipobj_error *err, int status, const char *operation,
     at += 2;
   }
   hstrlcpy(err->message + at, text, sizeof err->message - at);
+}
+
+int herr_vset(struct hipobj_error *err, int status, const char *operation,
+              const char *fmt, va_list ap) {
+  if (!err)
+    return status;
+  unsigned retries = err->retries;
+  memset(err, 0, sizeof *err);
+  err->status = status;
+  err->retries = retries;
+  hstrlcpy(err->operation, operation ? operation : "", sizeof err->operation);
+  char text[sizeof err->message];
+  vsnprintf(text, sizeof text, fmt, ap);
+  put_message(err, operation, text);
+  return status;
+}
+
+int herr_set(struct hipobj_error *err, int status, const char *operation,
+             const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  herr_vset(err, status, operation, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+int herr_op(struct hipobj_error *err, const char *operation, int status) {
+  if (!err || status == HIPOBJ_OK || err->operation[0] || !operation ||
+      !*operation)
+    return status;
+  char text[sizeof err->message];
+  hstrlcpy(text, err->message, sizeof text);
+  hstrlcpy(err->operation, operation, sizeof err->operation);
+  put_message(err, operation, text);
   return status;
 }
 

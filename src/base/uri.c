@@ -10,22 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
+
 static int is_unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
 }
 
-static int hex_value(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  return -1;
-}
-
-int s3_uri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash) {
+int huri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash) {
   static const char digits[] = "0123456789ABCDEF";
   if (!out || (!s && n))
     return -1;
@@ -49,7 +41,7 @@ int s3_uri_encode(struct hbuf *out, const char *s, size_t n, int keep_slash) {
   return 0;
 }
 
-int s3_uri_decode(struct hbuf *out, const char *s, size_t n) {
+int huri_decode(struct hbuf *out, const char *s, size_t n) {
   if (!out || (!s && n))
     return -1;
   /* The result is never longer than the input. */
@@ -63,8 +55,8 @@ int s3_uri_decode(struct hbuf *out, const char *s, size_t n) {
       continue;
     }
     /* Both hex digits must be present: "%", "%4" and "%zz" are malformed. */
-    int hi = i + 2 < n ? hex_value((unsigned char)s[i + 1]) : -1;
-    int lo = hi >= 0 ? hex_value((unsigned char)s[i + 2]) : -1;
+    int hi = i + 2 < n ? hhex_value((unsigned char)s[i + 1]) : -1;
+    int lo = hi >= 0 ? hhex_value((unsigned char)s[i + 2]) : -1;
     if (hi < 0 || lo < 0) {
       /* Leave the buffer as it was: no half-decoded string escapes. */
       out->len = start;
@@ -92,15 +84,15 @@ static int cmp_enc_param(const void *a, const void *b) {
 
 static char *encode_dup(const char *s) {
   struct hbuf b = HBUF_INIT;
-  if (s3_uri_encode(&b, s, strlen(s), 0) != 0) {
+  if (huri_encode(&b, s, strlen(s), 0) != 0) {
     hbuf_free(&b);
     return NULL;
   }
   return hbuf_steal(&b);
 }
 
-int s3_canonical_query(struct hbuf *out, const struct s3_param *params,
-                       size_t n) {
+int huri_canonical_query(struct hbuf *out, const struct hparam *params,
+                         size_t n) {
   if (!out || (!params && n))
     return -1;
   if (n == 0)

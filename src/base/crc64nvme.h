@@ -10,8 +10,8 @@
  * crc64nvme_combine() joins the CRCs of two adjacent pieces computed
  * independently (parallel parts, multipart full-object checksums). All
  * functions are thread-safe. */
-#ifndef HIPOBJ_RDMA_CRC64NVME_H
-#define HIPOBJ_RDMA_CRC64NVME_H
+#ifndef HIPOBJ_BASE_CRC64NVME_H
+#define HIPOBJ_BASE_CRC64NVME_H
 
 #include <stddef.h>
 #include <stdint.h>
