@@ -396,6 +396,7 @@ static int gpu_setup(struct bench *b) {
   const enum hipobj_mem_kind kinds[2] = {HIPOBJ_MEM_HIP, HIPOBJ_MEM_CUDA};
   char why[2][512]; /* said only when neither kind works */
   for (size_t i = 0; i < 2; i++) {
+    b->gpu = (struct hipobj_mem)HIPOBJ_MEM_INIT;
     if (hipobj_gpu_alloc(kinds[i], (int)b->gpu_device, (size_t)b->max_size,
                          &b->gpu, b->err) == HIPOBJ_OK)
       return 1;

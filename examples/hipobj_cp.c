@@ -196,7 +196,7 @@ static int write_all(int fd, const unsigned char *p, size_t n) {
 /* n bytes on the --gpu device (none without --gpu). Returns 0 or a status
  * with the cause in c->err. */
 static int gpu_buffer(struct cli *c, size_t n, struct hipobj_mem *dev) {
-  memset(dev, 0, sizeof *dev);
+  *dev = (struct hipobj_mem)HIPOBJ_MEM_INIT;
   if (!c->use_gpu)
     return HIPOBJ_OK;
   return hipobj_gpu_alloc(c->gpu_kind, c->gpu_device, n, dev, c->err);
@@ -314,7 +314,7 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
                       "cannot allocate a %zu-byte buffer "
                       "(see --part-size)",
                       chunk);
-  struct hipobj_mem dev;
+  struct hipobj_mem dev = HIPOBJ_MEM_INIT;
   if (gpu_buffer(c, chunk, &dev) != HIPOBJ_OK) {
     free(buf);
     return report_lib(c, "--gpu", c->err);
@@ -329,7 +329,7 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
   struct reader r = {.fd = fd};
   struct hipobj_mpu *mpu = NULL;
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  struct hipobj_mem mem;
+  struct hipobj_mem mem = HIPOBJ_MEM_INIT;
   char cause[1400] = "";
   const char *subject = url;
   int rc = CLI_EXIT_FAIL;
@@ -481,7 +481,7 @@ static int upload_file(struct cli *c, const struct location *src,
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   /* The library reads the file itself, in staging-pool chunks. */
   struct hipobj_mem mem = hipobj_mem_file(fd, 0, (size_t)size);
-  struct hipobj_mem dev;
+  struct hipobj_mem dev = HIPOBJ_MEM_INIT;
   int gst = gpu_buffer(c, (size_t)size, &dev);
   if (gst == HIPOBJ_OK && c->use_gpu &&
       (gst = gpu_file_move(c, &dev, fd, size, 1)) < 0) {
@@ -533,7 +533,7 @@ static int download_stream(struct cli *c, const struct location *src, int fd,
                       "cannot allocate a %zu-byte buffer "
                       "(see --part-size)",
                       cap);
-  struct hipobj_mem dev;
+  struct hipobj_mem dev = HIPOBJ_MEM_INIT;
   if (gpu_buffer(c, cap, &dev) != HIPOBJ_OK) {
     free(buf);
     return report_lib(c, "--gpu", c->err);
@@ -617,7 +617,7 @@ static int fetch_into(struct cli *c, const struct location *src, int fd,
   go.if_match = info->etag;
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   struct hipobj_mem mem = hipobj_mem_file(fd, 0, size);
-  struct hipobj_mem dev;
+  struct hipobj_mem dev = HIPOBJ_MEM_INIT;
   int st = gpu_buffer(c, size, &dev);
   if (c->use_gpu)
     mem = dev; /* the download lands in GPU memory */

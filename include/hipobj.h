@@ -153,22 +153,53 @@ enum hipobj_mem_kind {
   HIPOBJ_MEM_FILE = 3, /**< A byte range of an open file (hipobj_mem_file()). */
 };
 
-/** Describes a buffer. The memory is borrowed for the duration of a call. */
+/** Describes a buffer. The memory is borrowed for the duration of a call.
+ *  Build it with hipobj_mem_host(), hipobj_mem_gpu() or hipobj_mem_file()
+ *  (they set struct_size); a descriptor whose struct_size stops after `len`
+ *  (an older program) describes host or GPU memory. */
 struct hipobj_mem {
+  size_t struct_size;        /**< sizeof(struct hipobj_mem). */
   enum hipobj_mem_kind kind; /**< Where the memory lives. */
-  int device; /**< GPU ordinal for HIP/CUDA; the file descriptor for
-                   HIPOBJ_MEM_FILE; ignored for host. */
-  void *ptr;  /**< First byte. May be NULL only when len is 0. For
-                   HIPOBJ_MEM_FILE the file offset of the first byte, as an
-                   address in the file (NULL is offset 0): build it with
-                   hipobj_mem_file(). */
-  size_t len; /**< Size in bytes. */
+  int device;                /**< GPU ordinal for HIP/CUDA; else ignored. */
+  void *ptr;       /**< First byte of host or GPU memory; NULL for a file.
+                        May be NULL only when len is 0. */
+  size_t len;      /**< Size in bytes. */
+  int fd;          /**< HIPOBJ_MEM_FILE: the open file (borrowed). */
+  uint64_t offset; /**< HIPOBJ_MEM_FILE: the file offset of byte 0. */
 };
+
+/** Initialiser of a descriptor the library fills (hipobj_mem_classify(),
+ *  hipobj_gpu_alloc()). */
+#define HIPOBJ_MEM_INIT                                                        \
+  { .struct_size = sizeof(struct hipobj_mem), .fd = -1 }
 
 /** A host-memory descriptor over [ptr, ptr+len). */
 static inline struct hipobj_mem hipobj_mem_host(void *ptr, size_t len) {
-  struct hipobj_mem m = {HIPOBJ_MEM_HOST, 0, ptr, len};
+  struct hipobj_mem m = {sizeof m, HIPOBJ_MEM_HOST, 0, ptr, len, -1, 0};
   return m;
+}
+
+/** A descriptor of GPU memory [ptr, ptr+len) of `kind` (HIPOBJ_MEM_HIP or
+ *  HIPOBJ_MEM_CUDA) on device ordinal `device`. */
+static inline struct hipobj_mem
+hipobj_mem_gpu(enum hipobj_mem_kind kind, int device, void *ptr, size_t len) {
+  struct hipobj_mem m = {sizeof m, kind, device, ptr, len, -1, 0};
+  return m;
+}
+
+/** The bytes [off, off+len) of m, of the same kind (a file's offset moves,
+ *  a pointer advances). The caller keeps the window inside m. */
+static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
+                                                  uint64_t off, size_t len) {
+  struct hipobj_mem w = *m;
+  w.struct_size = sizeof w;
+  if (m->kind == HIPOBJ_MEM_FILE) {
+    w.offset = m->offset + off;
+  } else {
+    w.ptr = (char *)m->ptr + off;
+  }
+  w.len = len;
+  return w;
 }
 
 /** A descriptor of the bytes [offset, offset+len) of the open file fd.
@@ -208,9 +239,7 @@ static inline struct hipobj_mem hipobj_mem_host(void *ptr, size_t len) {
  *  memory. Results report HIPOBJ_PATH_HTTP_STAGED. */
 static inline struct hipobj_mem hipobj_mem_file(int fd, uint64_t offset,
                                                 size_t len) {
-  /* The file is the "device" and its offsets are its addresses, so a
-   * window of a descriptor is ptr + n as for GPU memory. 64-bit hosts. */
-  struct hipobj_mem m = {HIPOBJ_MEM_FILE, fd, (void *)(uintptr_t)offset, len};
+  struct hipobj_mem m = {sizeof m, HIPOBJ_MEM_FILE, 0, NULL, len, fd, offset};
   return m;
 }
 

@@ -8,6 +8,7 @@
 
 #include "client_int.h"
 #include "engine.h"
+#include "mem_file.h"
 #include "rdma_glue.h"
 #include "staging.h"
 
@@ -59,8 +60,14 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
       .ca_bundle = c->cfg.ca_bundle,
       .log = &c->log,
   };
+  /* File copies: a thread per part in flight at most, shared by every
+   * transfer (mem_file.c). */
+  unsigned fthreads = c->cfg.concurrency < 2    ? 2
+                      : c->cfg.concurrency > 64 ? 64
+                                                : c->cfg.concurrency;
   if (hstage_pool_create(c->cfg.staging_pool_bytes, c->cfg.staging_chunk_bytes,
-                         &c->stage_pool) != 0) {
+                         &c->stage_pool) != 0 ||
+      !(c->fileq = hfileq_create(fthreads))) {
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
     goto fail;
   }
@@ -86,6 +93,7 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   *out = c;
   return HIPOBJ_OK;
 fail:
+  hfileq_destroy(c->fileq);
   hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);
@@ -101,6 +109,7 @@ void hipobj_client_destroy(struct hipobj_client *c) {
   hreq_hash_pool_destroy(c);
   hrdma_client_destroy(c);
   s3_http_destroy(c->http);
+  hfileq_destroy(c->fileq);
   hstage_pool_destroy(c->stage_pool);
   s3_endpoint_free(&c->ep);
   hcfg_free(&c->cfg);

@@ -14,6 +14,7 @@
 #include "endpoint.h"
 
 struct hstage_pool;
+struct hfileq;
 struct hsched;
 struct hworkq;
 struct rdma_engine;
@@ -55,9 +56,10 @@ struct hipobj_client {
   struct s3_http *http;  /* thread-safe submission */
   struct hlog log;
   struct hstage_pool *stage_pool; /* pinned chunks for GPU data (staging.h) */
-  struct hsched *sched;           /* runs every transfer's parts (sched.c) */
-  pthread_mutex_t async_lock;     /* guards creating the RDMA engines */
-  struct rdma_engine *rdma;       /* created on first use (rdma_glue.c) */
+  struct hfileq *fileq; /* threads that read and write files (mem_file.h) */
+  struct hsched *sched; /* runs every transfer's parts (sched.c) */
+  pthread_mutex_t async_lock; /* guards creating the RDMA engines */
+  struct rdma_engine *rdma;   /* created on first use (rdma_glue.c) */
   /* GPU memory: an engine on the NIC nearest each GPU (HIP, CUDA x device
    * < HRDMA_GPU_ENGINES), created on first use; NULL: use `rdma`. */
   struct rdma_engine *rdma_gpu[2][HRDMA_GPU_ENGINES];
@@ -164,10 +166,6 @@ void hreq_cleanup(struct hreq *r);
 /* Argument checks shared by operations; they fill err. */
 int hcheck_bucket_key(const char *op, const char *bucket, const char *key,
                       int need_key, struct hipobj_error *err);
-/* A descriptor's pointer, length and kind (GPU descriptors are checked
- * further by the staging code, which loads their runtime). */
-int hcheck_mem(const char *op, const struct hipobj_mem *m,
-               struct hipobj_error *err);
 
 double hnow_seconds(void);
 

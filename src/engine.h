@@ -173,15 +173,6 @@ struct hjob {
   struct htask step_task;
 };
 
-/* The window [off, off+len) of memory m. */
-static inline void hmem_window(struct hipobj_mem *out,
-                               const struct hipobj_mem *m, uint64_t off,
-                               uint64_t len) {
-  *out = *m;
-  out->ptr = (char *)m->ptr + off;
-  out->len = (size_t)len;
-}
-
 /* Fills the common part of j (the plan sets ops and plan after). Checks
  * nothing: callers validated their arguments. */
 int hjob_init(struct hjob *j, struct hipobj_client *c, const char *op,

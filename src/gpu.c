@@ -4,6 +4,7 @@
  * (hipobj_mem_classify, hipobj_gpu_alloc/free/copy, platform and device
  * information). */
 #include "gpu.h"
+#include "mem.h"
 #include "rdma_glue.h"
 
 #include <pthread.h>
@@ -31,7 +32,6 @@ static struct slot slots[HGPU_N_KINDS] = {
     [HIPOBJ_MEM_HOST] = {&hgpu_host_ops, NULL, ST_UNTRIED, 0, ""},
     [HIPOBJ_MEM_HIP] = {&hgpu_hip_ops, NULL, ST_UNTRIED, 0, ""},
     [HIPOBJ_MEM_CUDA] = {&hgpu_cuda_ops, NULL, ST_UNTRIED, 0, ""},
-    [HIPOBJ_MEM_FILE] = {&hgpu_file_ops, NULL, ST_UNTRIED, 0, ""},
 };
 
 void hgpu_why(char why[HGPU_WHY], const char *fmt, ...) {
@@ -46,6 +46,7 @@ size_t hgpu_page_size(void) {
   return p > 0 ? (size_t)p : 4096;
 }
 
+/* The kinds with a platform here (files are their own kind: mem_file.c). */
 static int kind_valid(int kind) {
   return kind >= 0 && kind < HGPU_N_KINDS;
 }
@@ -60,6 +61,10 @@ static const char *kind_name(int kind) {
 const struct hgpu_ops *hgpu_platform(enum hipobj_mem_kind kind,
                                      const struct hlog *log,
                                      char why[HGPU_WHY]) {
+  if (kind == HIPOBJ_MEM_FILE) {
+    hgpu_why(why, "file memory has no GPU platform");
+    return NULL;
+  }
   if (!kind_valid((int)kind)) {
     hgpu_why(why, "memory kind %d is not HOST, HIP, CUDA or FILE", (int)kind);
     return NULL;
@@ -139,28 +144,15 @@ static int check_range(const char *op, const void *ptr, size_t len,
 int hgpu_check_mem(const char *op, const struct hipobj_mem *m,
                    const struct hlog *log, const struct hgpu_ops **ops_out,
                    struct hipobj_error *err) {
-  return hgpu_check_mem_dir(op, m, HGPU_ANY, log, ops_out, err);
-}
-
-int hgpu_check_mem_dir(const char *op, const struct hipobj_mem *m,
-                       enum hgpu_dir dir, const struct hlog *log,
-                       const struct hgpu_ops **ops_out,
-                       struct hipobj_error *err) {
   char why[HGPU_WHY];
   *ops_out = NULL;
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "memory descriptor is NULL");
-  if (m->kind == HIPOBJ_MEM_FILE) {
-    /* ptr is an offset (NULL = 0); the descriptor is checked even when
-     * empty, so that a bad fd fails the same way whatever the size. */
-    if (hgpu_file_check(m->device, HGPU_FILE_OFFSET(m->ptr), m->len, dir,
-                        why) != 0)
-      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "%s", why);
-    if (!(*ops_out = hgpu_platform(m->kind, log, why)))
-      return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "%s", why);
-    return HIPOBJ_OK;
-  }
+  if (m->kind == HIPOBJ_MEM_FILE)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "file memory is read and written with pread/pwrite, not "
+                    "through a GPU runtime");
   if (!m->ptr && m->len)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "buffer pointer is NULL with length %zu", m->len);
@@ -235,10 +227,10 @@ int hipobj_mem_classify(void *ptr, size_t len, struct hipobj_mem *out,
   int rc = check_range(op, ptr, len, &info, err);
   if (rc)
     return rc;
-  out->kind = info.kind;
-  out->device = info.device < 0 ? 0 : info.device;
-  out->ptr = ptr;
-  out->len = len;
+  struct hipobj_mem m =
+      hipobj_mem_gpu(info.kind, info.device < 0 ? 0 : info.device, ptr, len);
+  if ((rc = hmem_export(op, out, &m, err)) != HIPOBJ_OK)
+    return rc;
   hipobj_error_clear(err);
   return HIPOBJ_OK;
 }
@@ -261,14 +253,17 @@ int hipobj_gpu_alloc(enum hipobj_mem_kind kind, int device, size_t len,
                      struct hipobj_mem *out, struct hipobj_error *err) {
   const char *op = "GpuAlloc";
   const struct hgpu_ops *ops;
-  if (!out)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
-  memset(out, 0, sizeof *out);
+  /* An empty descriptor first: after a failure out is still one that
+   * hipobj_gpu_free() takes. */
+  struct hipobj_mem m = hipobj_mem_host(NULL, 0);
+  int rc = hmem_export(op, out, &m, err);
+  if (rc)
+    return rc;
   if (kind == HIPOBJ_MEM_FILE)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "file memory is not allocated: open a file and describe "
                     "it with hipobj_mem_file()");
-  int rc = platform_or_fail(op, kind, &ops, err);
+  rc = platform_or_fail(op, kind, &ops, err);
   if (rc)
     return rc;
   char why[HGPU_WHY];
@@ -289,16 +284,15 @@ int hipobj_gpu_alloc(enum hipobj_mem_kind kind, int device, size_t len,
     if (len && ops->dev_alloc(device, len, &p, why) != 0)
       return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "%s", why);
   }
-  out->kind = kind;
-  out->device = device;
-  out->ptr = p;
-  out->len = len;
+  m = hipobj_mem_gpu(kind, device, p, len);
+  hmem_export(op, out, &m, NULL); /* its size was checked above */
   hipobj_error_clear(err);
   return HIPOBJ_OK;
 }
 
 void hipobj_gpu_free(struct hipobj_mem *mem) {
-  if (!mem || !mem->ptr || mem->kind == HIPOBJ_MEM_FILE)
+  if (!mem || mem->struct_size < HMEM_MIN_SIZE || !mem->ptr ||
+      mem->kind == HIPOBJ_MEM_FILE)
     return;
   char why[HGPU_WHY];
   if (mem->kind == HIPOBJ_MEM_HOST) {
@@ -312,13 +306,17 @@ void hipobj_gpu_free(struct hipobj_mem *mem) {
   mem->len = 0;
 }
 
-int hipobj_gpu_copy(const struct hipobj_mem *dst, const struct hipobj_mem *src,
-                    struct hipobj_error *err) {
+int hipobj_gpu_copy(const struct hipobj_mem *dst_in,
+                    const struct hipobj_mem *src_in, struct hipobj_error *err) {
   const char *op = "GpuCopy";
   const struct hgpu_ops *dops, *sops;
+  struct hipobj_mem d, s;
   int rc;
-  if ((dst && dst->kind == HIPOBJ_MEM_FILE) ||
-      (src && src->kind == HIPOBJ_MEM_FILE))
+  if ((rc = hmem_import(op, dst_in, &d, err)) ||
+      (rc = hmem_import(op, src_in, &s, err)))
+    return rc;
+  const struct hipobj_mem *dst = &d, *src = &s;
+  if (dst->kind == HIPOBJ_MEM_FILE || src->kind == HIPOBJ_MEM_FILE)
     return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
                     "file memory is read and written with pread/pwrite, not "
                     "hipobj_gpu_copy()");
@@ -355,12 +353,21 @@ int hipobj_gpu_platform_info(enum hipobj_mem_kind kind,
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "out missing or too small (use "
                     "HIPOBJ_GPU_PLATFORM_INFO_INIT)");
-  if (!kind_valid((int)kind))
+  if (!kind_valid((int)kind) && kind != HIPOBJ_MEM_FILE)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "memory kind %d is not HOST, HIP, CUDA or FILE", (int)kind);
   size_t sz = out->struct_size;
   memset(out, 0, sizeof *out);
   out->struct_size = sz;
+  if (kind == HIPOBJ_MEM_FILE) {
+    /* Files need no runtime: always there (mem_file.c). */
+    out->available = 1;
+    hstrlcpy(out->name, "file", sizeof out->name);
+    hstrlcpy(out->version, "file descriptors (pread/pwrite)",
+             sizeof out->version);
+    hipobj_error_clear(err);
+    return HIPOBJ_OK;
+  }
   pthread_mutex_lock(&reg_lock);
   const struct hgpu_ops *declared =
       slots[kind].ops ? slots[kind].ops : slots[kind].builtin;

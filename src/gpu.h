@@ -1,5 +1,5 @@
 /* gpu.h - the memory platform layer: one ops table per kind of memory (host,
- * HIP, CUDA, file) in the style of libfabric's hmem ops. Each GPU runtime is
+ * HIP, CUDA) in the style of libfabric's hmem ops. Each GPU runtime is
  * loaded with dlopen the first time memory of its kind is used, so one build
  * runs on machines with either runtime, both or none. Only src/gpu*.c include
  * GPU headers; the rest of the library sees this table.
@@ -18,14 +18,7 @@
 
 #define HGPU_WHY 512
 #define HGPU_BUSID 32
-#define HGPU_N_KINDS 4 /* HIPOBJ_MEM_HOST, _HIP, _CUDA, _FILE */
-
-/* The file platform (gpu_file.c) treats an open file as a device: `dev` is
- * the file descriptor and a "device address" is a file offset cast to a
- * pointer (hipobj_mem_file()), so the staging pipelines and the windows the
- * operations cut out of a descriptor (ptr + n) work unchanged; "device
- * copies" are pwrite (H2D) and pread (D2H), queued on a stream's thread. */
-#define HGPU_FILE_OFFSET(p) ((uint64_t)(uintptr_t)(p))
+#define HGPU_N_KINDS 3 /* HIPOBJ_MEM_HOST, _HIP, _CUDA (files: mem_file.h) */
 
 /* What classify() learnt about a pointer. */
 struct hgpu_mem_info {
@@ -95,7 +88,6 @@ struct hgpu_ops {
 extern const struct hgpu_ops hgpu_host_ops;
 extern const struct hgpu_ops hgpu_hip_ops;
 extern const struct hgpu_ops hgpu_cuda_ops;
-extern const struct hgpu_ops hgpu_file_ops;
 
 /* The platform of a memory kind, initialised on first use (thread-safe).
  * NULL when its runtime is missing or failed: why then names the library and
@@ -117,26 +109,6 @@ int hgpu_classify(const void *ptr, struct hgpu_mem_info *info,
 int hgpu_check_mem(const char *op, const struct hipobj_mem *m,
                    const struct hlog *log, const struct hgpu_ops **ops,
                    struct hipobj_error *err);
-
-/* The direction a transfer moves the descriptor's bytes in. */
-enum hgpu_dir {
-  HGPU_ANY = 0,   /* not known yet: only what holds for both */
-  HGPU_READ = 1,  /* a PUT source: for a file, readable and inside it */
-  HGPU_WRITE = 2, /* a GET target: for a file, writable */
-};
-/* hgpu_check_mem() plus the checks that depend on the direction (file
- * memory only; GPU memory is read and written alike). */
-int hgpu_check_mem_dir(const char *op, const struct hipobj_mem *m,
-                       enum hgpu_dir dir, const struct hlog *log,
-                       const struct hgpu_ops **ops, struct hipobj_error *err);
-/* Bytes this process has written into files through mappings (gpu_file.c,
- * tmpfs): lets tests tell the mapped path from pwrite. */
-uint64_t hgpu_file_mapped_bytes(void);
-/* Validates an open file for file memory (gpu_file.c): a seekable file
- * opened for dir, and for HGPU_READ [off, off+len) inside it. 0, or -1
- * with the cause in why. */
-int hgpu_file_check(int fd, uint64_t off, uint64_t len, enum hgpu_dir dir,
-                    char why[HGPU_WHY]);
 
 /* dma-buf export of a GPU descriptor's range, for the RDMA engine: fd (the
  * caller closes it) and the offset of m->ptr inside the dma-buf. */

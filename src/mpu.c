@@ -15,6 +15,7 @@
 #include "base/strutil.h"
 #include "client_int.h"
 #include "jobs.h"
+#include "mem.h"
 #include "mpu.h"
 #include "ops.h"
 #include "plan.h"
@@ -208,7 +209,7 @@ int hipobj_mpu_open(struct hipobj_client *c, const char *bucket,
 /* ---- UploadPart ---------------------------------------------------------- */
 
 int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
-                              const struct hipobj_mem *src,
+                              const struct hipobj_mem *src_in,
                               struct hipobj_xfer_result *res,
                               struct hipobj_error *err) {
   const char *op = "UploadPart";
@@ -219,7 +220,9 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
   if (number < 1 || number > HPLAN_MAX_PARTS)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "part number %u is outside 1..10000", number);
-  if ((rc = hops_check_result(op, res, err)) || (rc = hcheck_mem(op, src, err)))
+  struct hipobj_mem m_src, *src = &m_src;
+  if ((rc = hops_check_result(op, res, err)) ||
+      (rc = hmem_import(op, src_in, &m_src, err)))
     return rc;
   if (src->len > HPLAN_MAX_PART)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,

@@ -209,13 +209,12 @@ static void http_release(struct hpart *p) {
  * is HPATH_AGAIN and the scheduler comes back when chunks return. */
 static int staged_prepare(struct hpart *p) {
   struct hjob *j = p->job;
-  struct hipobj_mem win = *j->mem;
   int rc;
   if (p->is_put) {
     rc = hstage_put_begin(j->c, p->name, j->mem, p->mem_off, p->len, p->share,
                           1, &p->stage, &p->err);
   } else {
-    hmem_window(&win, j->mem, p->mem_off, p->len);
+    struct hipobj_mem win = hipobj_mem_window(j->mem, p->mem_off, p->len);
     rc = hstage_get_begin(j->c, p->name, &win, 1, &p->stage, &p->err);
   }
   return rc == HSTAGE_AGAIN ? HPATH_AGAIN : rc;

@@ -20,8 +20,7 @@ static int rdma_prepare(struct hpart *p) {
 
 static void rdma_start(struct hpart *p) {
   struct hjob *j = p->job;
-  struct hipobj_mem win;
-  hmem_window(&win, j->mem, p->mem_off, p->len);
+  struct hipobj_mem win = hipobj_mem_window(j->mem, p->mem_off, p->len);
   struct hrdma_job job = {.is_put = p->is_put,
                           .bucket = j->bucket,
                           .key = j->key,

@@ -25,6 +25,7 @@
 #include "../rdma/rc_client.h"
 #include "../rdma/token.h"
 #include "client_int.h"
+#include "mem.h"
 #include "rdma_glue.h"
 
 /* Rights of an explicit registration: the server writes GETs into it
@@ -120,10 +121,11 @@ void hrdma_regs_destroy(struct hipobj_client *c) {
 
 /* Checks shared by the calls taking a registered range. */
 static int check_range(const char *op, struct hipobj_client *c,
-                       const struct hipobj_mem *mem, struct hipobj_error *err) {
+                       const struct hipobj_mem *in, struct hipobj_mem *mem,
+                       struct hipobj_error *err) {
   if (!c)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
-  int rc = hcheck_mem(op, mem, err);
+  int rc = hmem_import(op, in, mem, err);
   if (rc != HIPOBJ_OK)
     return rc;
   if (mem->len == 0)
@@ -136,10 +138,11 @@ static int check_range(const char *op, struct hipobj_client *c,
 }
 
 int hipobj_buffer_register(struct hipobj_client *client,
-                           const struct hipobj_mem *mem,
+                           const struct hipobj_mem *in,
                            struct hipobj_error *err) {
   static const char op[] = "RegisterBuffer";
-  int rc = check_range(op, client, mem, err);
+  struct hipobj_mem m, *mem = &m;
+  int rc = check_range(op, client, in, &m, err);
   if (rc != HIPOBJ_OK)
     return rc;
   const char *why = NULL;
@@ -188,10 +191,11 @@ int hipobj_buffer_register(struct hipobj_client *client,
 }
 
 int hipobj_buffer_deregister(struct hipobj_client *client,
-                             const struct hipobj_mem *mem,
+                             const struct hipobj_mem *in,
                              struct hipobj_error *err) {
   static const char op[] = "DeregisterBuffer";
-  int rc = check_range(op, client, mem, err);
+  struct hipobj_mem m, *mem = &m;
+  int rc = check_range(op, client, in, &m, err);
   if (rc != HIPOBJ_OK)
     return rc;
   struct hrdma_regs *r = regs_of(client, 0);
@@ -256,13 +260,14 @@ static int dc_target_of(struct hipobj_client *c, struct hrdma_reg *g,
   return HIPOBJ_OK;
 }
 
-int hipobj_rdma_token(struct hipobj_client *client,
-                      const struct hipobj_mem *mem, char *token,
-                      size_t token_size, struct hipobj_error *err) {
+int hipobj_rdma_token(struct hipobj_client *client, const struct hipobj_mem *in,
+                      char *token, size_t token_size,
+                      struct hipobj_error *err) {
   static const char op[] = "RdmaToken";
   if (token && token_size)
     token[0] = '\0';
-  int rc = check_range(op, client, mem, err);
+  struct hipobj_mem mm, *mem = &mm;
+  int rc = check_range(op, client, in, &mm, err);
   if (rc != HIPOBJ_OK)
     return rc;
   if (!token || token_size < RDMA_DC_DESC_LEN + 1)

@@ -22,6 +22,7 @@
 #include "../rdma/rc_client.h"
 #include "base/strutil.h"
 #include "gpu.h"
+#include "mem.h"
 #include "rdma_gpu.h"
 #include "staging.h"
 
@@ -82,7 +83,7 @@ int hrdma_direct_possible(struct hipobj_client *c, const struct hipobj_mem *m) {
   char why[HGPU_WHY];
   if (m->kind == HIPOBJ_MEM_HOST)
     return 1;
-  if (atomic_load(&dmabuf_refused))
+  if (m->kind == HIPOBJ_MEM_FILE || atomic_load(&dmabuf_refused))
     return 0;
   const struct hgpu_ops *ops = hgpu_platform(m->kind, &c->log, why);
   return ops && ops->dmabuf_supported(m->device, why);
@@ -258,9 +259,13 @@ int hrdma_gpu_transfer(struct hipobj_client *c, struct rdma_engine *e,
   *flags = 0;
   const char *op =
       job->is_put ? (job->query_n ? "UploadPart" : "PutObject") : "GetObject";
-  const struct hgpu_ops *gops;
-  int rc = hgpu_check_mem_dir(
-      op, job->mem, job->is_put ? HGPU_READ : HGPU_WRITE, &c->log, &gops, err);
+  char gwhy[HGPU_WHY];
+  int rc = hmem_check(op, job->mem, job->is_put ? HMEM_READ : HMEM_WRITE,
+                      &c->log, err);
+  /* Files have no GPU platform: staged only. */
+  const struct hgpu_ops *gops = job->mem->kind == HIPOBJ_MEM_FILE
+                                    ? NULL
+                                    : hgpu_platform(job->mem->kind, NULL, gwhy);
   if (rc != HIPOBJ_OK) {
     hstrlcpy(rr->reason, err ? err->message : "bad memory", sizeof rr->reason);
     *flags |= HRDMA_GPU_FINAL; /* HTTP would fail the same way */
@@ -269,7 +274,7 @@ int hrdma_gpu_transfer(struct hipobj_client *c, struct rdma_engine *e,
   unsigned access = job->is_put ? RDMA_MR_LOCAL_READ
                                 : RDMA_MR_LOCAL_WRITE | RDMA_MR_REMOTE_WRITE;
   struct rdma_mr *mr =
-      job->staged_only ? NULL : direct_mr(c, e, job, gops, access);
+      job->staged_only || !gops ? NULL : direct_mr(c, e, job, gops, access);
   if (mr) {
     struct rdma_rc_request rq;
     request_of(job, ops, &rq);

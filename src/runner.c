@@ -524,20 +524,3 @@ int hcheck_bucket_key(const char *op, const char *bucket, const char *key,
     rc = s3_check_key(key, err);
   return herr_op(err, op, rc);
 }
-
-int hcheck_mem(const char *op, const struct hipobj_mem *m,
-               struct hipobj_error *err) {
-  if (!m)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "memory descriptor is NULL");
-  /* A file descriptor's ptr is an offset, so NULL is offset 0. */
-  if (!m->ptr && m->len && m->kind != HIPOBJ_MEM_FILE)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "buffer pointer is NULL with length %zu", m->len);
-  if (m->kind != HIPOBJ_MEM_HOST && m->kind != HIPOBJ_MEM_HIP &&
-      m->kind != HIPOBJ_MEM_CUDA && m->kind != HIPOBJ_MEM_FILE)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "memory kind %d is not HOST, HIP, CUDA or FILE",
-                    (int)m->kind);
-  return HIPOBJ_OK;
-}

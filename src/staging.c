@@ -15,7 +15,9 @@
 #include "../s3/crypto.h"
 #include "base/codec.h"
 #include "base/strutil.h"
+#include "copy.h"
 #include "gpu.h"
+#include "mem.h"
 
 /* ---- pool ---------------------------------------------------------------- */
 
@@ -26,7 +28,8 @@ struct chunk {
 };
 
 struct plat_pool {
-  const struct hgpu_ops *ops; /* the platform that allocated the chunks */
+  const struct hcopy_ops *cops; /* what allocated the chunks ... */
+  const struct hgpu_ops *gpu;   /* ... and with which GPU platform */
   struct chunk *free;
   unsigned allocated, in_use, peak, waits;
 };
@@ -38,7 +41,7 @@ struct hstage_pool {
   pthread_cond_t cond;
   size_t chunk_bytes;
   unsigned max_chunks;
-  struct plat_pool plat[HGPU_N_KINDS];
+  struct plat_pool plat[HSTAGE_N_KINDS];
 };
 
 int hstage_pool_create(size_t pool_bytes, size_t chunk_bytes,
@@ -64,11 +67,11 @@ void hstage_pool_on_give(struct hstage_pool *p, void (*fn)(void *arg),
 void hstage_pool_destroy(struct hstage_pool *p) {
   if (!p)
     return;
-  for (int k = 0; k < HGPU_N_KINDS; k++) {
+  for (int k = 0; k < HSTAGE_N_KINDS; k++) {
     struct plat_pool *pp = &p->plat[k];
     for (struct chunk *c = pp->free, *next; c; c = next) {
       next = c->next;
-      pp->ops->host_free(c->alloc_dev, c->buf);
+      pp->cops->chunk_free(pp->gpu, c->alloc_dev, c->buf);
       free(c);
     }
   }
@@ -80,7 +83,7 @@ void hstage_pool_destroy(struct hstage_pool *p) {
 void hstage_pool_stats(struct hstage_pool *p, enum hipobj_mem_kind kind,
                        struct hstage_pool_stats *out) {
   memset(out, 0, sizeof *out);
-  if (!p || (int)kind < 0 || (int)kind >= HGPU_N_KINDS)
+  if (!p || (int)kind < 0 || (int)kind >= HSTAGE_N_KINDS)
     return;
   pthread_mutex_lock(&p->lock);
   const struct plat_pool *pp = &p->plat[kind];
@@ -106,10 +109,10 @@ static unsigned free_chunks(const struct hstage_pool *p,
 /* With all set, waits until `want` chunks can be had at once (an RDMA
  * PUT sends them in one go; the caller checks want <= max_chunks). With
  * nowait, returns 0 and sets *again instead of waiting. */
-static unsigned pool_take(struct hstage_pool *p, const struct hgpu_ops *ops,
+static unsigned pool_take(struct hstage_pool *p, const struct hcopy *cp,
                           enum hipobj_mem_kind kind, int dev, unsigned want,
                           int all, int nowait, int *again, struct chunk **out,
-                          char why[HGPU_WHY]) {
+                          char why[HCOPY_WHY]) {
   struct plat_pool *pp = &p->plat[kind];
   unsigned got = 0;
   unsigned need = all ? want : 1;
@@ -132,16 +135,18 @@ static unsigned pool_take(struct hstage_pool *p, const struct hgpu_ops *ops,
       /* Allocated under the lock: rare (the pool only grows), and a
        * second thread would only allocate past the bound. */
       c = calloc(1, sizeof *c);
-      if (c && ops->host_alloc(dev, p->chunk_bytes, (void **)&c->buf, why)) {
+      if (c &&
+          cp->ops->chunk_alloc(cp, p->chunk_bytes, (void **)&c->buf, why)) {
         free(c);
         c = NULL;
       } else if (!c) {
-        hgpu_why(why, "out of memory");
+        snprintf(why, HCOPY_WHY, "out of memory");
       }
       if (!c)
         break;
       c->alloc_dev = dev;
-      pp->ops = ops;
+      pp->cops = cp->ops;
+      pp->gpu = cp->gpu;
       pp->allocated++;
     } else {
       break;
@@ -187,11 +192,9 @@ struct slot {
 
 struct hstage {
   struct hstage_pool *pool;
-  const struct hgpu_ops *ops;
+  struct hcopy cp; /* the memory's side: GPU streams or file threads */
   enum hipobj_mem_kind kind;
-  int dev;
   void *stream;
-  char *gpu;    /* first byte of the range in GPU memory (file: its offset) */
   uint64_t len; /* bytes in the range (GET: the buffer's capacity) */
   size_t cb;    /* chunk bytes */
   unsigned k;   /* slots (chunks held) */
@@ -200,11 +203,11 @@ struct hstage {
   uint64_t pos;      /* bytes handed to the engine */
   uint64_t next_seq; /* next chunk to copy from the GPU */
   int resident;      /* the whole range fits in the chunks held */
-  enum hgpu_dir dir; /* HGPU_READ: the data leaves the memory (PUT) */
+  enum hmem_dir dir; /* HMEM_READ: the data leaves the memory (PUT) */
   struct hreq *req;
   /* the first failure since the last rewind */
   int failed;
-  char reason[HGPU_WHY + 64];
+  char reason[HCOPY_WHY + 64];
 };
 
 const char *hstage_reason(const struct hstage *s) {
@@ -214,9 +217,8 @@ const char *hstage_reason(const struct hstage *s) {
 static int stage_fail(struct hstage *s, const char *why) {
   if (!s->failed) {
     s->failed = 1;
-    const char *what = s->kind != HIPOBJ_MEM_FILE ? "GPU copy"
-                       : s->dir == HGPU_READ      ? "file read"
-                                                  : "file write";
+    const char *what =
+        s->dir == HMEM_READ ? s->cp.ops->from_what : s->cp.ops->to_what;
     snprintf(s->reason, sizeof s->reason, "%s failed: %s", what, why);
   }
   return -1;
@@ -226,9 +228,9 @@ static int stage_fail(struct hstage *s, const char *why) {
 static int slot_wait(struct hstage *s, struct slot *sl) {
   if (!sl->pending)
     return 0;
-  char why[HGPU_WHY];
+  char why[HCOPY_WHY];
   sl->pending = 0;
-  if (s->ops->event_sync(s->dev, sl->event, why) != 0)
+  if (s->cp.ops->event_sync(&s->cp, sl->event, why) != 0)
     return stage_fail(s, why);
   return 0;
 }
@@ -243,12 +245,12 @@ static int wait_all(struct hstage *s) {
 }
 
 static int begin_n(struct hipobj_client *c, const char *op,
-                   const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
+                   const struct hipobj_mem *m, enum hmem_dir dir, uint64_t off,
                    uint64_t len, int all, int nowait, unsigned cap,
                    struct hstage **out, struct hipobj_error *err);
 
 static int begin(struct hipobj_client *c, const char *op,
-                 const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
+                 const struct hipobj_mem *m, enum hmem_dir dir, uint64_t off,
                  uint64_t len, int nowait, struct hstage **out,
                  struct hipobj_error *err) {
   return begin_n(c, op, m, dir, off, len, 0, nowait, 0, out, err);
@@ -258,23 +260,33 @@ static int begin(struct hipobj_client *c, const char *op,
  * cap: at most this many chunks (0: HSTAGE_MAX_SLOTS). nowait: HSTAGE_AGAIN
  * instead of waiting for chunks. */
 static int begin_n(struct hipobj_client *c, const char *op,
-                   const struct hipobj_mem *m, enum hgpu_dir dir, uint64_t off,
+                   const struct hipobj_mem *m, enum hmem_dir dir, uint64_t off,
                    uint64_t len, int all, int nowait, unsigned cap,
                    struct hstage **out, struct hipobj_error *err) {
-  const struct hgpu_ops *ops;
   *out = NULL;
-  int rc = hgpu_check_mem_dir(op, m, dir, &c->log, &ops, err);
+  int rc = hmem_check(op, m, dir, &c->log, err);
   if (rc)
     return rc;
   struct hstage *s = calloc(1, sizeof *s);
   if (!s)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   s->pool = c->stage_pool;
-  s->ops = ops;
   s->kind = m->kind;
   s->dir = dir;
-  s->dev = m->device;
-  s->gpu = (char *)((uintptr_t)m->ptr + (uintptr_t)off);
+  if (m->kind == HIPOBJ_MEM_FILE) {
+    s->cp.ops = &hcopy_file_ops;
+    s->cp.fd = m->fd;
+    s->cp.off = m->offset + off;
+    s->cp.fileq = c->fileq;
+  } else {
+    char why[HGPU_WHY];
+    s->cp.ops = &hcopy_gpu_ops;
+    s->cp.gpu = hgpu_platform(m->kind, &c->log, why); /* checked: loads */
+    s->cp.dev = m->device;
+    s->cp.base = (char *)m->ptr + off;
+    if (!s->cp.gpu)
+      return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "%s", why);
+  }
   s->len = len;
   s->cb = s->pool->chunk_bytes;
   uint64_t chunks = (len + s->cb - 1) / s->cb;
@@ -283,15 +295,15 @@ static int begin_n(struct hipobj_client *c, const char *op,
   *out = s;
   if (want == 0)
     return HIPOBJ_OK; /* an empty range moves no data */
-  char why[HGPU_WHY] = "";
+  char why[HCOPY_WHY] = "";
   struct chunk *got[HSTAGE_MAX_SLOTS];
   if (all && want > s->pool->max_chunks)
     return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
                     "%u staging chunks are needed at once, the pool has %u",
                     want, s->pool->max_chunks);
   int again = 0;
-  s->k = pool_take(s->pool, ops, s->kind, s->dev, want, all, nowait, &again,
-                   got, why);
+  s->k = pool_take(s->pool, &s->cp, s->kind, s->cp.dev, want, all, nowait,
+                   &again, got, why);
   if (again)
     return HSTAGE_AGAIN;
   if (s->k == 0)
@@ -299,12 +311,12 @@ static int begin_n(struct hipobj_client *c, const char *op,
                     "cannot allocate pinned staging memory: %s", why);
   for (unsigned i = 0; i < s->k; i++)
     s->slot[i].c = got[i];
-  if (ops->stream_create(s->dev, &s->stream, why) != 0) {
+  if (s->cp.ops->stream_create(&s->cp, &s->stream, why) != 0) {
     s->stream = NULL;
     return herr_set(err, HIPOBJ_E_IO, op, "%s", why);
   }
   for (unsigned i = 0; i < s->k; i++)
-    if (ops->event_create(s->dev, &s->slot[i].event, why) != 0) {
+    if (s->cp.ops->event_create(&s->cp, &s->slot[i].event, why) != 0) {
       s->slot[i].event = NULL;
       return herr_set(err, HIPOBJ_E_IO, op, "%s", why);
     }
@@ -322,11 +334,11 @@ void hstage_end(struct hstage *s) {
   wait_all(s);
   for (unsigned i = 0; i < s->k; i++) {
     if (s->slot[i].event)
-      s->ops->event_destroy(s->dev, s->slot[i].event);
+      s->cp.ops->event_destroy(&s->cp, s->slot[i].event);
     chunks[i] = s->slot[i].c;
   }
   if (s->stream)
-    s->ops->stream_destroy(s->dev, s->stream);
+    s->cp.ops->stream_destroy(&s->cp, s->stream);
   pool_give(s->pool, s->kind, chunks, s->k);
   free(s);
 }
@@ -337,7 +349,7 @@ int hstage_get_begin(struct hipobj_client *c, const char *op,
                      const struct hipobj_mem *dst, int nowait,
                      struct hstage **out, struct hipobj_error *err) {
   int rc =
-      begin(c, op, dst, HGPU_WRITE, 0, dst ? dst->len : 0, nowait, out, err);
+      begin(c, op, dst, HMEM_WRITE, 0, dst ? dst->len : 0, nowait, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;
@@ -347,10 +359,10 @@ int hstage_get_begin(struct hipobj_client *c, const char *op,
 
 /* Queues the copy of a filled chunk to its place in GPU memory. */
 static int get_issue(struct hstage *s, struct slot *sl) {
-  char why[HGPU_WHY];
-  if (s->ops->h2d_async(s->dev, s->gpu + sl->seq * s->cb, sl->c->buf, sl->n,
-                        s->stream, why) != 0 ||
-      s->ops->event_record(s->dev, sl->event, s->stream, why) != 0)
+  char why[HCOPY_WHY];
+  if (s->cp.ops->to_mem(&s->cp, s->stream, sl->seq * s->cb, sl->c->buf, sl->n,
+                        why) != 0 ||
+      s->cp.ops->event_record(&s->cp, sl->event, s->stream, why) != 0)
     return stage_fail(s, why);
   sl->issued = 1;
   sl->pending = 1;
@@ -433,7 +445,7 @@ int hstage_put_begin(struct hipobj_client *c, const char *op,
     return herr_set(err, HIPOBJ_E_INTERNAL, op,
                     "range %" PRIu64 "+%" PRIu64 " outside the buffer", off,
                     len);
-  int rc = begin_n(c, op, src, HGPU_READ, off, len, 0, nowait, share, out, err);
+  int rc = begin_n(c, op, src, HMEM_READ, off, len, 0, nowait, share, out, err);
   if (rc) {
     hstage_end(*out);
     *out = NULL;
@@ -449,14 +461,13 @@ static int put_fill(struct hstage *s) {
   uint64_t cur = s->pos / s->cb;
   while (s->next_seq * s->cb < s->len && s->next_seq < cur + s->k) {
     struct slot *sl = &s->slot[s->next_seq % s->k];
-    char why[HGPU_WHY];
+    char why[HCOPY_WHY];
     uint64_t off = s->next_seq * s->cb;
     size_t n = s->len - off < s->cb ? (size_t)(s->len - off) : s->cb;
     if (slot_wait(s, sl) != 0)
       return -1;
-    if (s->ops->d2h_async(s->dev, sl->c->buf, s->gpu + off, n, s->stream,
-                          why) != 0 ||
-        s->ops->event_record(s->dev, sl->event, s->stream, why) != 0)
+    if (s->cp.ops->from_mem(&s->cp, s->stream, sl->c->buf, off, n, why) != 0 ||
+        s->cp.ops->event_record(&s->cp, sl->event, s->stream, why) != 0)
       return stage_fail(s, why);
     sl->pending = 1;
     sl->active = 1;
@@ -590,7 +601,7 @@ void hstage_put_attach(struct hstage *s, struct hreq *r) {
 int hstage_rdma_begin(struct hipobj_client *c, const char *op,
                       const struct hipobj_mem *m, int is_put, uint64_t len,
                       struct hstage **out, struct hipobj_error *err) {
-  int rc = begin_n(c, op, m, is_put ? HGPU_READ : HGPU_WRITE, 0, len, is_put, 0,
+  int rc = begin_n(c, op, m, is_put ? HMEM_READ : HMEM_WRITE, 0, len, is_put, 0,
                    0, out, err);
   if (rc) {
     hstage_end(*out);
@@ -622,16 +633,16 @@ int hstage_slot_wait(struct hstage *s, unsigned i) {
 static int slot_copy(struct hstage *s, unsigned i, uint64_t off, size_t n,
                      int to_gpu) {
   struct slot *sl = &s->slot[i];
-  char why[HGPU_WHY];
+  char why[HCOPY_WHY];
   if (s->failed || slot_wait(s, sl) != 0)
     return -1;
   if (n > s->cb || off > s->len || n > s->len - off)
     return stage_fail(s, "chunk copy outside the staged range (bug)");
-  int rc = to_gpu ? s->ops->h2d_async(s->dev, s->gpu + off, sl->c->buf, n,
-                                      s->stream, why)
-                  : s->ops->d2h_async(s->dev, sl->c->buf, s->gpu + off, n,
-                                      s->stream, why);
-  if (rc != 0 || s->ops->event_record(s->dev, sl->event, s->stream, why) != 0)
+  int rc =
+      to_gpu ? s->cp.ops->to_mem(&s->cp, s->stream, off, sl->c->buf, n, why)
+             : s->cp.ops->from_mem(&s->cp, s->stream, sl->c->buf, off, n, why);
+  if (rc != 0 ||
+      s->cp.ops->event_record(&s->cp, sl->event, s->stream, why) != 0)
     return stage_fail(s, why);
   sl->pending = 1;
   return 0;

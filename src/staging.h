@@ -26,6 +26,9 @@ struct hstage_pool;
 struct hstage;
 
 #define HSTAGE_MAX_SLOTS 3 /* chunks one transfer holds at most */
+/* Pools by memory kind (HIPOBJ_MEM_HOST .. HIPOBJ_MEM_FILE): pinned chunks
+ * of one GPU platform serve only that platform. */
+#define HSTAGE_N_KINDS 4
 /* A begin call with nowait found no chunk free: nothing was taken. */
 #define HSTAGE_AGAIN (-1)
 

@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "gpu.h"
 #include "jobs.h"
+#include "mem.h"
 #include "ops.h"
 
 enum xfer_kind { XFER_GET, XFER_PUT };
@@ -71,24 +72,25 @@ int hjob_run(struct hjob *j, struct hipobj_xfer_result *res,
 
 /* ---- checks shared by both forms ----------------------------------------- */
 
+/* Checks the arguments; *mem becomes the full, checked copy of the
+ * caller's descriptor that the transfer uses. */
 static int check_args(enum xfer_kind kind, struct hipobj_client *c,
                       const char *bucket, const char *key,
-                      const struct hipobj_mem *mem, struct hipobj_error *err) {
+                      const struct hipobj_mem *in, struct hipobj_mem *mem,
+                      struct hipobj_error *err) {
   const char *op = kind == XFER_GET ? "GetObject" : "PutObject";
   int rc;
   if (!c)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
   if ((rc = hcheck_bucket_key(op, bucket, key, 1, err)) ||
-      (rc = hcheck_mem(op, mem, err)))
+      (rc = hmem_import(op, in, mem, err)))
     return rc;
-  /* GPU memory: refuse a missing runtime or a bad pointer up front, before
-   * anything (a multipart upload) is created on the server. */
-  const struct hgpu_ops *ops;
-  if (mem->kind != HIPOBJ_MEM_HOST &&
-      (rc = hgpu_check_mem_dir(op, mem,
-                               kind == XFER_GET ? HGPU_WRITE : HGPU_READ,
-                               &c->log, &ops, err)) != HIPOBJ_OK)
-    return rc;
+  /* GPU memory and files: refuse a missing runtime, a bad pointer or a
+   * file opened the wrong way up front, before anything (a multipart
+   * upload) is created on the server. */
+  if (mem->kind != HIPOBJ_MEM_HOST)
+    return hmem_check(op, mem, kind == XFER_GET ? HMEM_WRITE : HMEM_READ,
+                      &c->log, err);
   return HIPOBJ_OK;
 }
 
@@ -112,15 +114,16 @@ int hipobj_s3_get(struct hipobj_client *c, const char *bucket, const char *key,
   if (rc == HIPOBJ_OK && opts)
     rc = check_opts_size("GetObject", opts->struct_size, sizeof *opts,
                          "HIPOBJ_GET_OPTS_INIT", err);
+  struct hipobj_mem mem;
   if (rc == HIPOBJ_OK)
-    rc = check_args(XFER_GET, c, bucket, key, dst, err);
+    rc = check_args(XFER_GET, c, bucket, key, dst, &mem, err);
   if (rc != HIPOBJ_OK)
     return rc;
   struct hxctl ctl;
   memset(&ctl, 0, sizeof ctl);
   ctl.client = c;
   struct hjob j;
-  rc = hjob_get_init(c, bucket, key, dst, opts, &ctl, &j, err);
+  rc = hjob_get_init(c, bucket, key, &mem, opts, &ctl, &j, err);
   if (rc == HIPOBJ_OK)
     rc = hjob_run(&j, res, err);
   if (res)
@@ -137,15 +140,16 @@ int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
   if (rc == HIPOBJ_OK && opts)
     rc = check_opts_size("PutObject", opts->struct_size, sizeof *opts,
                          "HIPOBJ_PUT_OPTS_INIT", err);
+  struct hipobj_mem mem;
   if (rc == HIPOBJ_OK)
-    rc = check_args(XFER_PUT, c, bucket, key, src, err);
+    rc = check_args(XFER_PUT, c, bucket, key, src, &mem, err);
   if (rc != HIPOBJ_OK)
     return rc;
   struct hxctl ctl;
   memset(&ctl, 0, sizeof ctl);
   ctl.client = c;
   struct hjob j;
-  rc = hjob_put_init(c, bucket, key, src, opts, &ctl, &j, err);
+  rc = hjob_put_init(c, bucket, key, &mem, opts, &ctl, &j, err);
   if (rc == HIPOBJ_OK)
     rc = hjob_run(&j, res, err);
   if (res)
@@ -210,8 +214,9 @@ static int xfer_new(enum xfer_kind kind, struct hipobj_client *c,
   int rc = xopts ? check_opts_size(op, xopts->struct_size, sizeof *xopts,
                                    "HIPOBJ_XFER_OPTS_INIT", err)
                  : HIPOBJ_OK;
+  struct hipobj_mem m;
   if (rc == HIPOBJ_OK)
-    rc = check_args(kind, c, bucket, key, mem, err);
+    rc = check_args(kind, c, bucket, key, mem, &m, err);
   if (rc != HIPOBJ_OK)
     return rc;
   struct hipobj_xfer *x = calloc(1, sizeof *x);
@@ -220,7 +225,7 @@ static int xfer_new(enum xfer_kind kind, struct hipobj_client *c,
   x->t0 = hnow_seconds();
   x->kind = kind;
   x->ctl.client = c;
-  x->mem = *mem;
+  x->mem = m;
   x->bucket = strdup(bucket);
   x->key = strdup(key);
   pthread_mutex_init(&x->lock, NULL);

@@ -2,6 +2,7 @@
 #include "workq.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 struct hworkq {
@@ -36,6 +37,13 @@ static void *workq_main(void *arg) {
   return NULL;
 }
 
+/* Every thread any queue started, ever (tests: no thread per transfer). */
+static uint64_t threads_started;
+
+uint64_t hworkq_threads_started(void) {
+  return __atomic_load_n(&threads_started, __ATOMIC_RELAXED);
+}
+
 struct hworkq *hworkq_create(unsigned max_threads,
                              void (*run)(struct hworkq_item *it)) {
   if (max_threads == 0)
@@ -56,6 +64,7 @@ int hworkq_push(struct hworkq *q, struct hworkq_item *it) {
   /* A thread per waiting item, up to the maximum; beyond it items wait. */
   if (q->n_idle == 0 && q->n < q->max &&
       pthread_create(&q->th[q->n], NULL, workq_main, q) == 0) {
+    __atomic_add_fetch(&threads_started, 1, __ATOMIC_RELAXED);
     q->n++;
     q->n_idle++;
   }

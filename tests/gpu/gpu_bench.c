@@ -119,7 +119,8 @@ static int fill_gpu(const struct hipobj_mem *g) {
     size_t n = g->len - off < step ? g->len - off : step;
     pattern(h, n, off);
     struct hipobj_mem hm = hipobj_mem_host(h, n);
-    struct hipobj_mem d = {g->kind, g->device, (char *)g->ptr + off, n};
+    struct hipobj_mem d =
+        hipobj_mem_gpu(g->kind, g->device, (char *)g->ptr + off, n);
     rc = hipobj_gpu_copy(&d, &hm, err);
   }
   free(h);
@@ -134,7 +135,8 @@ static int check_gpu(const struct hipobj_mem *g) {
   size_t offs[2] = {0, g->len - step};
   for (int i = 0; i < 2 && !bad; i++) {
     struct hipobj_mem hm = hipobj_mem_host(h, step);
-    struct hipobj_mem d = {g->kind, g->device, (char *)g->ptr + offs[i], step};
+    struct hipobj_mem d =
+        hipobj_mem_gpu(g->kind, g->device, (char *)g->ptr + offs[i], step);
     pattern(w, step, offs[i]);
     bad = hipobj_gpu_copy(&hm, &d, err) != HIPOBJ_OK || memcmp(h, w, step);
   }
@@ -193,7 +195,7 @@ int main(void) {
   /* A GPU-only warm-up first, so that its peak RSS is not hidden by the
    * host buffer. */
   struct row rows[4], warm;
-  struct hipobj_mem g;
+  struct hipobj_mem g = HIPOBJ_MEM_INIT;
   int rc = hipobj_gpu_alloc(kind, dev, n, &g, err) == HIPOBJ_OK ? 0 : -1;
   long rss_base = peak_rss_mib();
   if (rc == 0)

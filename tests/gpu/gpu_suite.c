@@ -103,7 +103,8 @@ static int verify_gpu(const struct hipobj_mem *m, size_t off, size_t n,
   unsigned char *h = malloc(n);
   CHECK(h, "out of host memory");
   struct hipobj_mem hm = hipobj_mem_host(h, n);
-  struct hipobj_mem part = {m->kind, m->device, (char *)m->ptr + off, n};
+  struct hipobj_mem part =
+      hipobj_mem_gpu(m->kind, m->device, (char *)m->ptr + off, n);
   int rc = hipobj_gpu_copy(&hm, &part, err);
   if (rc != HIPOBJ_OK) {
     free(h);
@@ -135,7 +136,7 @@ static int put_gpu(const char *key, const struct hipobj_mem *src,
  * memory, verify. */
 static int round_trip(const char *key, size_t n, unsigned seed,
                       unsigned *parts) {
-  struct hipobj_mem src, dst;
+  struct hipobj_mem src = HIPOBJ_MEM_INIT, dst = HIPOBJ_MEM_INIT;
   struct hipobj_xfer_result res;
   if (gpu_with_pattern(n, seed, &src) != 0)
     return -1;
@@ -166,11 +167,11 @@ static int round_trip(const char *key, size_t n, unsigned seed,
 /* ---- cases --------------------------------------------------------------- */
 
 static int case_classify(void) {
-  struct hipobj_mem m, c;
+  struct hipobj_mem m = HIPOBJ_MEM_INIT, c = HIPOBJ_MEM_INIT;
   CHECK_OK(hipobj_gpu_alloc(kind, dev, MiB, &m, err), "hipobj_gpu_alloc");
   int rc = hipobj_mem_classify((char *)m.ptr + 100, MiB - 100, &c, err);
   int rc2 = hipobj_mem_classify((char *)m.ptr + 100, MiB, &c, err);
-  struct hipobj_mem c2;
+  struct hipobj_mem c2 = HIPOBJ_MEM_INIT;
   char host[8];
   int rc3 = hipobj_mem_classify(host, sizeof host, &c2, err);
   hipobj_gpu_free(&m);
@@ -190,7 +191,7 @@ static int case_put_get_whole(void) {
 
 static int case_get_ranged(void) {
   size_t n = 9 * MiB + 11;
-  struct hipobj_mem src, dst;
+  struct hipobj_mem src = HIPOBJ_MEM_INIT, dst = HIPOBJ_MEM_INIT;
   struct hipobj_xfer_result res;
   if (gpu_with_pattern(n, 2, &src) != 0)
     return -1;
@@ -208,8 +209,8 @@ static int case_get_ranged(void) {
     o.has_range = 1;
     o.offset = ranges[i].off;
     o.length = ranges[i].len;
-    struct hipobj_mem win = {kind, dev, (char *)dst.ptr + 333,
-                             (size_t)ranges[i].len};
+    struct hipobj_mem win =
+        hipobj_mem_gpu(kind, dev, (char *)dst.ptr + 333, (size_t)ranges[i].len);
     res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
     rc = hipobj_s3_get(cli, bucket, "ranged", &win, &o, &res, err);
     if (rc == HIPOBJ_OK && res.bytes != ranges[i].len)
@@ -288,8 +289,8 @@ static void *get_slice(void *arg) {
   o.has_range = 1;
   o.offset = s->off;
   o.length = s->len;
-  struct hipobj_mem win = {kind, dev, (char *)s->buf->ptr + s->off,
-                           (size_t)s->len};
+  struct hipobj_mem win =
+      hipobj_mem_gpu(kind, dev, (char *)s->buf->ptr + s->off, (size_t)s->len);
   s->rc = hipobj_s3_get(cli, bucket, "concurrent", &win, &o, NULL, e);
   snprintf(s->msg, sizeof s->msg, "%s", hipobj_error_message(e));
   hipobj_error_free(e);
@@ -298,7 +299,7 @@ static void *get_slice(void *arg) {
 
 static int case_four_threads_one_buffer(void) {
   size_t n = 32 * MiB + 13;
-  struct hipobj_mem src, dst;
+  struct hipobj_mem src = HIPOBJ_MEM_INIT, dst = HIPOBJ_MEM_INIT;
   struct hipobj_xfer_result res;
   if (gpu_with_pattern(n, 5, &src) != 0)
     return -1;
@@ -326,7 +327,7 @@ static int case_four_threads_one_buffer(void) {
 }
 
 static int case_errors(void) {
-  struct hipobj_mem small;
+  struct hipobj_mem small = HIPOBJ_MEM_INIT;
   CHECK_OK(hipobj_gpu_alloc(kind, dev, 1000, &small, err), "alloc");
   int rc = hipobj_s3_get(cli, bucket, "whole", &small, NULL, NULL, err);
   int rc2 = hipobj_s3_get(cli, bucket, "no-such-key", &small, NULL, NULL, err);
@@ -343,11 +344,12 @@ static int case_dmabuf_export(void) {
     snprintf(why, sizeof why, "%s", di.dmabuf_reason);
     return SKIP;
   }
-  struct hipobj_mem m;
+  struct hipobj_mem m = HIPOBJ_MEM_INIT;
   CHECK_OK(hipobj_gpu_alloc(kind, dev, 8 * MiB, &m, err), "alloc");
   int fd = -1;
   uint64_t off = 0;
-  struct hipobj_mem part = {kind, dev, (char *)m.ptr + 4096 + 17, MiB};
+  struct hipobj_mem part =
+      hipobj_mem_gpu(kind, dev, (char *)m.ptr + 4096 + 17, MiB);
   int rc = hgpu_export_dmabuf(&part, &fd, &off, err);
   char link[256] = "";
   struct stat st;

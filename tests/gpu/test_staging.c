@@ -92,7 +92,7 @@ static const char *ok_reply(const char *body, size_t n) {
 }
 
 static struct hipobj_mem gpu_alloc(int dev, size_t n) {
-  struct hipobj_mem m;
+  struct hipobj_mem m = HIPOBJ_MEM_INIT;
   cr_assert_eq(hipobj_gpu_alloc(HIPOBJ_MEM_CUDA, dev, n, &m, err), HIPOBJ_OK,
                "%s", hipobj_error_message(err));
   return m;
@@ -174,7 +174,8 @@ Test(staging, get_into_larger_buffer_and_range) {
 
   /* A range into the middle of the buffer (an interior device pointer). */
   memset(dst.ptr, 'Z', cap);
-  struct hipobj_mem mid = {HIPOBJ_MEM_CUDA, 1, (char *)dst.ptr + 7, n};
+  struct hipobj_mem mid =
+      hipobj_mem_gpu(HIPOBJ_MEM_CUDA, 1, (char *)dst.ptr + 7, n);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
   o.has_range = 1;
   o.offset = 100;
@@ -494,7 +495,7 @@ static void *one_get(void *arg) {
   int *rc = arg;
   struct hipobj_error *e = NULL;
   hipobj_error_create(&e);
-  struct hipobj_mem dst;
+  struct hipobj_mem dst = HIPOBJ_MEM_INIT;
   *rc = hipobj_gpu_alloc(HIPOBJ_MEM_CUDA, 0, shared_len, &dst, e);
   pthread_barrier_wait(&barrier);
   if (*rc == HIPOBJ_OK)
@@ -568,7 +569,7 @@ Test(staging, classify_and_descriptor_checks) {
   static struct mini_reply script[1] = {{PUT_OK, 0}};
   start(script, 1);
   client(3, 0, 1);
-  struct hipobj_mem m = gpu_alloc(1, 1000), c;
+  struct hipobj_mem m = gpu_alloc(1, 1000), c = HIPOBJ_MEM_INIT;
   cr_assert_eq(hipobj_mem_classify((char *)m.ptr + 10, 990, &c, err),
                HIPOBJ_OK);
   cr_assert_eq(c.kind, HIPOBJ_MEM_CUDA);
@@ -586,10 +587,10 @@ Test(staging, classify_and_descriptor_checks) {
   /* Wrong device, host memory named CUDA, a range past the allocation,
    * an unknown kind: refused before any request. */
   struct hipobj_mem bad[4] = {
-      {HIPOBJ_MEM_CUDA, 0, m.ptr, 10},
-      {HIPOBJ_MEM_CUDA, 1, host, sizeof host},
-      {HIPOBJ_MEM_CUDA, 1, m.ptr, 1001},
-      {(enum hipobj_mem_kind)7, 0, host, 1},
+      hipobj_mem_gpu(HIPOBJ_MEM_CUDA, 0, m.ptr, 10),
+      hipobj_mem_gpu(HIPOBJ_MEM_CUDA, 1, host, sizeof host),
+      hipobj_mem_gpu(HIPOBJ_MEM_CUDA, 1, m.ptr, 1001),
+      hipobj_mem_gpu((enum hipobj_mem_kind)7, 0, host, 1),
   };
   for (int i = 0; i < 4; i++) {
     int rc = hipobj_s3_put(cli, "bkt", "k", &bad[i], NULL, NULL, err);
@@ -638,14 +639,16 @@ Test(staging, missing_runtimes_are_unsupported_with_the_reason) {
   start(script, 1);
   client(3, 0, 1);
   char fake_dev[8];
-  struct hipobj_mem m = {HIPOBJ_MEM_CUDA, 0, fake_dev, sizeof fake_dev};
+  struct hipobj_mem m =
+      hipobj_mem_gpu(HIPOBJ_MEM_CUDA, 0, fake_dev, sizeof fake_dev);
   int rc = hipobj_s3_get(cli, "bkt", "k", &m, NULL, NULL, err);
   cr_assert_eq(rc, HIPOBJ_E_UNSUPPORTED);
   cr_assert(strstr(hipobj_error_message(err), "libcuda.so.1"), "%s",
             hipobj_error_message(err));
   /* Above the multipart threshold: refused before CreateMultipartUpload
    * (the memory is never touched). */
-  struct hipobj_mem big = {HIPOBJ_MEM_CUDA, 0, fake_dev, 6u << 20};
+  struct hipobj_mem big =
+      hipobj_mem_gpu(HIPOBJ_MEM_CUDA, 0, fake_dev, 6u << 20);
   rc = hipobj_s3_put(cli, "bkt", "k", &big, NULL, NULL, err);
   cr_assert_eq(rc, HIPOBJ_E_UNSUPPORTED, "%s", hipobj_error_message(err));
   cr_assert_eq(hipobj_gpu_alloc(HIPOBJ_MEM_CUDA, 0, 16, &m, err),
@@ -653,7 +656,7 @@ Test(staging, missing_runtimes_are_unsupported_with_the_reason) {
   struct hipobj_gpu_platform_info hi = HIPOBJ_GPU_PLATFORM_INFO_INIT;
   cr_assert_eq(hipobj_gpu_platform_info(HIPOBJ_MEM_HIP, &hi, err), HIPOBJ_OK);
   if (!hi.available) {
-    m = (struct hipobj_mem){HIPOBJ_MEM_HIP, 0, fake_dev, sizeof fake_dev};
+    m = hipobj_mem_gpu(HIPOBJ_MEM_HIP, 0, fake_dev, sizeof fake_dev);
     rc = hipobj_s3_put(cli, "bkt", "k", &m, NULL, NULL, err);
     cr_assert_eq(rc, HIPOBJ_E_UNSUPPORTED);
     cr_assert(strstr(hipobj_error_message(err), "HIP"), "%s",

@@ -123,7 +123,7 @@ Test(rdma_api_unit, registration_arguments_without_rdma) {
   struct hipobj_mem empty = hipobj_mem_host(buf, 0);
   cr_assert_eq(hipobj_buffer_register(c, &empty, err),
                HIPOBJ_E_INVALID_ARGUMENT);
-  struct hipobj_mem gpu = {HIPOBJ_MEM_CUDA, 0, buf, sizeof buf};
+  struct hipobj_mem gpu = hipobj_mem_gpu(HIPOBJ_MEM_CUDA, 0, buf, sizeof buf);
   cr_assert_eq(hipobj_buffer_register(c, &gpu, err), HIPOBJ_E_UNSUPPORTED);
   /* No RDMA: unsupported, with the reason. */
   cr_assert_eq(hipobj_buffer_register(c, &m, err), HIPOBJ_E_UNSUPPORTED);

@@ -91,7 +91,7 @@ static void start(const char *faults) {
 }
 
 static struct hipobj_mem gpu(size_t n) {
-  struct hipobj_mem m;
+  struct hipobj_mem m = HIPOBJ_MEM_INIT;
   OK(hipobj_gpu_alloc(HIPOBJ_MEM_CUDA, 0, n, &m, err));
   return m;
 }

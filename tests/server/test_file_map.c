@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "src/gpu.h"
+#include "src/mem_file.h"
 
 #define PS (64u * 1024)     /* GET part size */
 #define CHUNK (256u * 1024) /* staging chunk */
@@ -87,7 +87,7 @@ static int tmp_file(const char *in, const char *name, int flags) {
 /* GETs key (n bytes) into fd at off; returns the bytes the mapping wrote. */
 static uint64_t get_into(const char *key, int fd, uint64_t off, size_t n,
                          unsigned conc) {
-  uint64_t before = hgpu_file_mapped_bytes();
+  uint64_t before = hfile_mapped_bytes();
   struct hipobj_mem dst = hipobj_mem_file(fd, off, n);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
   o.part_size = PS;
@@ -96,7 +96,7 @@ static uint64_t get_into(const char *key, int fd, uint64_t off, size_t n,
   OK(hipobj_s3_get(cli, T_BUCKET, key, &dst, &o, &res, err));
   cr_assert_eq(res.bytes, n, "%s: %llu bytes", key,
                (unsigned long long)res.bytes);
-  return hgpu_file_mapped_bytes() - before;
+  return hfile_mapped_bytes() - before;
 }
 
 TestSuite(filemap, .init = init_on, .fini = fini, .timeout = 180);
@@ -235,9 +235,9 @@ Test(filemap_window, chunk_larger_than_a_window) {
   struct hipobj_mem dst = hipobj_mem_file(fd, 777, n);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
   o.part_size = n; /* one part, one chunk */
-  uint64_t before = hgpu_file_mapped_bytes();
+  uint64_t before = hfile_mapped_bytes();
   OK(hipobj_s3_get(cli, T_BUCKET, "window", &dst, &o, NULL, err));
-  cr_assert_eq(hgpu_file_mapped_bytes() - before, n);
+  cr_assert_eq(hfile_mapped_bytes() - before, n);
   file_equals(fd, 777, data, n);
   close(fd);
   free(data);
