@@ -506,16 +506,26 @@ hipobj_client_endpoint(const struct hipobj_client *client);
 /** The region the client signs for. */
 HIPOBJ_API const char *hipobj_client_region(const struct hipobj_client *client);
 
-/** Registers host memory [mem->ptr, mem->ptr+mem->len) with the client's
- *  RDMA device once, so that RDMA transfers of that buffer or of any range
+/** Registers memory [mem->ptr, mem->ptr+mem->len) with the client's RDMA
+ *  device once, so that RDMA transfers of that buffer or of any range
  *  inside it reuse the registration instead of registering (pinning) the
- *  memory for each transfer. Thread-safe. The memory stays pinned until
- *  hipobj_buffer_deregister() or hipobj_client_destroy(); deregister before
- *  freeing it. Returns HIPOBJ_E_UNSUPPORTED with the reason when the client
- *  has no RDMA device (HIPOBJ_RDMA=off included) or mem is GPU memory,
- *  HIPOBJ_E_INVALID_ARGUMENT for an empty buffer or a range registered
- *  already, HIPOBJ_E_OUT_OF_MEMORY (or the ibv_reg_mr errno in the detail;
- *  ENOMEM usually means RLIMIT_MEMLOCK) when registering fails. */
+ *  memory for each transfer. Thread-safe. The memory stays registered
+ *  until hipobj_buffer_deregister() or hipobj_client_free(); deregister
+ *  before freeing it.
+ *
+ *  GPU memory (HIP, CUDA) is registered through dma-buf on the NIC paired
+ *  with its GPU, as the whole allocation holding mem, for GETs and PUTs
+ *  alike; deregistering names any range inside it. (Without an explicit
+ *  registration the library keeps the dma-buf registrations it makes per
+ *  GPU anyway, as long as the runtime tells allocations apart by their
+ *  buffer id: an address freed and allocated again is registered anew.)
+ *
+ *  Returns HIPOBJ_E_UNSUPPORTED with the reason when the client has no
+ *  RDMA device (HIPOBJ_RDMA=off included), for files, and for GPU memory
+ *  that cannot be exported as a dma-buf; HIPOBJ_E_INVALID_ARGUMENT for an
+ *  empty buffer or a host range registered already;
+ *  HIPOBJ_E_OUT_OF_MEMORY (or the ibv_reg_mr errno in the detail; ENOMEM
+ *  usually means RLIMIT_MEMLOCK) when registering fails. */
 HIPOBJ_API int hipobj_buffer_register(struct hipobj_client *client,
                                       const struct hipobj_mem *mem,
                                       struct hipobj_error *err);

@@ -64,6 +64,11 @@ struct hipobj_client {
    * < HRDMA_GPU_ENGINES), created on first use; NULL: use `rdma`. */
   struct rdma_engine *rdma_gpu[2][HRDMA_GPU_ENGINES];
   unsigned char rdma_gpu_tried[2][HRDMA_GPU_ENGINES];
+  /* Per GPU: its dma-buf registrations kept across transfers
+   * (rdma_gpu_regs.h), and whether its NIC refused one (then its memory
+   * goes staged; another GPU's may still go direct). */
+  struct hgpu_regs *rdma_gpu_regs[2][HRDMA_GPU_ENGINES];
+  int rdma_gpu_refused[2][HRDMA_GPU_ENGINES];
   char rdma_why[256];           /* why RDMA is unavailable, once known */
   struct hrdma_regs *rdma_regs; /* explicit registrations (rdma_api.c) */
   struct s3_sigv4_key_cache sign_cache; /* signing key of the day (sigv4.h) */

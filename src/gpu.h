@@ -27,6 +27,10 @@ struct hgpu_mem_info {
   void *base;                  /* start of the allocation holding it, or NULL */
   size_t size;                 /* size of that allocation, 0 when unknown */
   char pci_bus_id[HGPU_BUSID]; /* "0000:3b:00.0", "" when unknown */
+  /* The runtime's id of that allocation, unique over the process's life
+   * (CU_POINTER_ATTRIBUTE_BUFFER_ID, HIP_POINTER_ATTRIBUTE_BUFFER_ID): an
+   * address freed and allocated again gets a new one. 0 when unknown. */
+  uint64_t buffer_id;
 };
 
 /* One memory platform. Device ordinals are the runtime's. Streams and events

@@ -28,6 +28,7 @@ enum {
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_NOT_READY = 600,
   CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  CU_POINTER_ATTRIBUTE_BUFFER_ID = 7,
   CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
   CU_MEMORYTYPE_DEVICE = 2,
@@ -305,13 +306,13 @@ static int cuda_device_info(int dev, char bus_id[HGPU_BUSID], char *name,
 
 static int cuda_classify(const void *ptr, struct hgpu_mem_info *info,
                          char why[HGPU_WHY]) {
-  int attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                  CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  int attrs[4] = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID};
   /* Zeroed 8-byte slots whatever width each attribute writes. */
-  unsigned long long v[3] = {0, 0, 0};
-  void *data[3] = {&v[0], &v[1], &v[2]};
-  CUresult r = cu.cuPointerGetAttributes(3, attrs, data, dptr(ptr));
+  unsigned long long v[4] = {0, 0, 0, 0};
+  void *data[4] = {&v[0], &v[1], &v[2], &v[3]};
+  CUresult r = cu.cuPointerGetAttributes(4, attrs, data, dptr(ptr));
   if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_INVALID_CONTEXT)
     return 0; /* not an address CUDA knows */
   if (r != CUDA_SUCCESS)
@@ -325,6 +326,7 @@ static int cuda_classify(const void *ptr, struct hgpu_mem_info *info,
   memset(info, 0, sizeof *info);
   info->kind = HIPOBJ_MEM_CUDA;
   info->device = -1;
+  info->buffer_id = v[3];
   if (ord < 0 || ord >= cu.n_devices)
     return 1; /* managed memory need not belong to one device */
   info->device = ord;

@@ -68,6 +68,9 @@ static struct {
   FN(hipEventQuery);
   FN(hipGetErrorName);
   FN(hipGetErrorString);
+  /* Optional (ROCm 5.0+): the allocation's buffer id, for the RDMA
+   * registration cache (NULL: registrations of HIP memory are not kept). */
+  FN(hipPointerGetAttribute);
 #if HIPOBJ_HIP_DMABUF == 1
   FN(hipMemGetHandleForAddressRange);
 #elif HIPOBJ_HIP_DMABUF == 2
@@ -168,6 +171,8 @@ static int load_symbols(char why[HGPU_WHY]) {
     }
     memcpy((char *)&hp + table[i].offset, &s, sizeof s);
   }
+  void *opt = dlsym(hp.lib, "hipPointerGetAttribute");
+  memcpy(&hp.hipPointerGetAttribute, &opt, sizeof opt);
 #if HIPOBJ_HIP_DMABUF == 1
   void *s = dlsym(hp.lib, "hipMemGetHandleForAddressRange");
   memcpy(&hp.hipMemGetHandleForAddressRange, &s, sizeof s);
@@ -300,6 +305,11 @@ static int hip_classify(const void *ptr, struct hgpu_mem_info *info,
     info->base = base;
     info->size = size;
   }
+  unsigned long long id = 0;
+  if (hp.hipPointerGetAttribute &&
+      hp.hipPointerGetAttribute(&id, HIP_POINTER_ATTRIBUTE_BUFFER_ID,
+                                (hipDeviceptr_t)ptr) == hipSuccess)
+    info->buffer_id = id;
   return 1;
 }
 

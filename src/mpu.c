@@ -413,16 +413,17 @@ int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
     hreq_cleanup(&r);
     if (rc != HIPOBJ_OK)
       break;
-    struct s3_part *grown =
-        lp.n ? realloc(all, (n_all + lp.n) * sizeof *all) : all;
-    if (!grown) {
-      s3_xml_list_parts_free(&lp);
-      rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
-      break;
+    if (lp.n) { /* an empty page adds nothing (and has no parts array) */
+      struct s3_part *grown = realloc(all, (n_all + lp.n) * sizeof *all);
+      if (!grown) {
+        s3_xml_list_parts_free(&lp);
+        rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+        break;
+      }
+      all = grown;
+      memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
+      n_all += lp.n;
     }
-    all = grown;
-    memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
-    n_all += lp.n;
     /* A truncated answer must move on, or the list ends early or loops
      * (without NextPartNumberMarker: on from the page's last part). */
     unsigned next = lp.next_marker;

@@ -27,6 +27,7 @@
 #include "client_int.h"
 #include "mem.h"
 #include "rdma_glue.h"
+#include "rdma_gpu.h"
 
 /* Rights of an explicit registration: the server writes GETs into it
  * (REMOTE_WRITE, which implies LOCAL_WRITE); a PUT's WRITE reads it
@@ -130,10 +131,10 @@ static int check_range(const char *op, struct hipobj_client *c,
     return rc;
   if (mem->len == 0)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "buffer is empty");
-  if (mem->kind != HIPOBJ_MEM_HOST)
+  if (mem->kind == HIPOBJ_MEM_FILE)
     return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
-                    "only host memory can be registered in this build (GPU "
-                    "memory goes through the staged HTTP path)");
+                    "files are not registered with the NIC (their RDMA goes "
+                    "through the pinned staging pool)");
   return HIPOBJ_OK;
 }
 
@@ -145,6 +146,8 @@ int hipobj_buffer_register(struct hipobj_client *client,
   int rc = check_range(op, client, in, &m, err);
   if (rc != HIPOBJ_OK)
     return rc;
+  if (mem->kind != HIPOBJ_MEM_HOST) /* the GPU's own engine and cache */
+    return hrdma_gpu_register(client, mem, 1, err);
   const char *why = NULL;
   struct rdma_engine *e = hrdma_engine(client, &why);
   if (!e)
@@ -198,6 +201,8 @@ int hipobj_buffer_deregister(struct hipobj_client *client,
   int rc = check_range(op, client, in, &m, err);
   if (rc != HIPOBJ_OK)
     return rc;
+  if (mem->kind != HIPOBJ_MEM_HOST)
+    return hrdma_gpu_register(client, mem, 0, err);
   struct hrdma_regs *r = regs_of(client, 0);
   struct hrdma_reg *g = NULL;
   int busy = 0;
@@ -270,6 +275,10 @@ int hipobj_rdma_token(struct hipobj_client *client, const struct hipobj_mem *in,
   int rc = check_range(op, client, in, &mm, err);
   if (rc != HIPOBJ_OK)
     return rc;
+  if (mem->kind != HIPOBJ_MEM_HOST)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "tokens describe host memory registered with "
+                    "hipobj_buffer_register()");
   if (!token || token_size < RDMA_DC_DESC_LEN + 1)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "token buffer needs %d bytes", RDMA_DC_DESC_LEN + 1);

@@ -250,6 +250,12 @@ static struct rdma_engine *engine_for(struct hipobj_client *c,
   return e ? e : host;
 }
 
+struct rdma_engine *hrdma_engine_for(struct hipobj_client *c,
+                                     const struct hipobj_mem *m,
+                                     const char **why) {
+  return engine_for(c, m, why);
+}
+
 int hrdma_nic_for_gpu(const char *busid, char *nic, size_t nic_len,
                       char *reason, size_t reason_len) {
   struct rdma_env env;
@@ -275,6 +281,7 @@ int hrdma_nic_for_gpu(const char *busid, char *nic, size_t nic_len,
 
 void hrdma_client_destroy(struct hipobj_client *c) {
   hrdma_regs_destroy(c); /* their MRs are on the engine's PD */
+  hrdma_gpu_client_destroy(c);
   if (c->rdma)
     rdma_engine_destroy(c->rdma);
   c->rdma = NULL;

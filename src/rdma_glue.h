@@ -56,6 +56,11 @@ int hrdma_nic_for_gpu(const char *busid, char *nic, size_t nic_len,
 /* The client's engine, created on first use; NULL with the reason in *why
  * when RDMA cannot be used from this client. */
 struct rdma_engine *hrdma_engine(struct hipobj_client *c, const char **why);
+/* The engine for memory m: a GPU's own (on the NIC nearest it), else the
+ * client's. */
+struct rdma_engine *hrdma_engine_for(struct hipobj_client *c,
+                                     const struct hipobj_mem *m,
+                                     const char **why);
 
 /* Explicit registrations (rdma_api.c). hrdma_reg_acquire() returns the
  * registration of a buffer registered with hipobj_buffer_register() that

@@ -24,19 +24,79 @@
 #include "gpu.h"
 #include "mem.h"
 #include "rdma_gpu.h"
+#include "rdma_gpu_regs.h"
 #include "staging.h"
 
-static atomic_int dmabuf_refused; /* 1 once a dma-buf registration failed */
 static _Atomic(rdma_reg_dmabuf_fn) reg_for_tests; /* NULL: ibv_reg_dmabuf_mr */
 
-void hrdma_gpu_set_dmabuf_reg_for_tests(rdma_reg_dmabuf_fn reg) {
+/* The per-GPU state of the client for GPU memory m: 0 with *k, or -1 for
+ * memory that has none (host, files, a device past HRDMA_GPU_ENGINES). */
+static int slot_of(const struct hipobj_mem *m, int *k) {
+  *k = m->kind == HIPOBJ_MEM_HIP ? 0 : m->kind == HIPOBJ_MEM_CUDA ? 1 : -1;
+  return *k >= 0 && m->device >= 0 && m->device < HRDMA_GPU_ENGINES ? 0 : -1;
+}
+
+static int refused(struct hipobj_client *c, const struct hipobj_mem *m) {
+  int k;
+  return slot_of(m, &k) == 0 &&
+         __atomic_load_n(&c->rdma_gpu_refused[k][m->device], __ATOMIC_RELAXED);
+}
+
+/* The registrations kept for m's GPU, created on first use; NULL for
+ * memory without a slot (registered per transfer then). */
+static struct hgpu_regs *regs_of(struct hipobj_client *c,
+                                 const struct hipobj_mem *m) {
+  int k;
+  if (slot_of(m, &k) != 0)
+    return NULL;
+  pthread_mutex_lock(&c->async_lock);
+  struct hgpu_regs **t = &c->rdma_gpu_regs[k][m->device];
+  if (!*t)
+    *t = hgpu_regs_create();
+  struct hgpu_regs *r = *t;
+  pthread_mutex_unlock(&c->async_lock);
+  return r;
+}
+
+void hrdma_gpu_reset_for_tests(struct hipobj_client *c,
+                               rdma_reg_dmabuf_fn reg) {
   atomic_store(&reg_for_tests, reg);
-  atomic_store(&dmabuf_refused, 0);
+  pthread_mutex_lock(&c->async_lock);
+  for (int k = 0; k < 2; k++)
+    for (int d = 0; d < HRDMA_GPU_ENGINES; d++) {
+      c->rdma_gpu_refused[k][d] = 0;
+      hgpu_regs_destroy(c->rdma_gpu_regs[k][d]);
+      c->rdma_gpu_regs[k][d] = NULL;
+    }
+  pthread_mutex_unlock(&c->async_lock);
+}
+
+void hrdma_gpu_client_destroy(struct hipobj_client *c) {
+  for (int k = 0; k < 2; k++)
+    for (int d = 0; d < HRDMA_GPU_ENGINES; d++) {
+      hgpu_regs_destroy(c->rdma_gpu_regs[k][d]);
+      c->rdma_gpu_regs[k][d] = NULL;
+    }
+}
+
+int hrdma_gpu_regs_stats(struct hipobj_client *c, const struct hipobj_mem *m,
+                         struct hgpu_regs_stats *st) {
+  memset(st, 0, sizeof *st);
+  int k;
+  if (slot_of(m, &k) != 0)
+    return -1;
+  pthread_mutex_lock(&c->async_lock);
+  struct hgpu_regs *t = c->rdma_gpu_regs[k][m->device];
+  pthread_mutex_unlock(&c->async_lock);
+  if (t)
+    hgpu_regs_get_stats(t, st);
+  return 0;
 }
 
 struct export_ctx {
   const struct hipobj_mem *m;
-  struct hipobj_error *err;
+  struct rdma_engine *e;
+  struct hipobj_error *err; /* the exporter's reason, when it failed */
 };
 
 static int export_range(void *user, const void *ptr, size_t len, int *fd,
@@ -48,42 +108,120 @@ static int export_range(void *user, const void *ptr, size_t len, int *fd,
   return hgpu_export_dmabuf(&m, fd, offset, x->err) == HIPOBJ_OK ? 0 : -1;
 }
 
-/* Registers the job's GPU range through dma-buf; NULL when that is not
- * possible here (the reason is logged once). */
-static struct rdma_mr *direct_mr(struct hipobj_client *c, struct rdma_engine *e,
-                                 const struct hrdma_job *job,
-                                 const struct hgpu_ops *ops, unsigned access) {
+/* hgpu_reg_fn: a dma-buf registration of [base, base+size) on x's PD. */
+static int reg_dmabuf(void *ctx, const void *base, size_t size, unsigned access,
+                      struct rdma_mr **out, struct hipobj_error *err) {
+  struct export_ctx *x = ctx;
+  struct rdma_dmabuf_ops dops = {export_range, NULL,
+                                 atomic_load(&reg_for_tests), x};
+  return rdma_mr_reg_dmabuf(rdma_engine_pd(x->e), &dops, base, size, access, 0,
+                            out, err);
+}
+
+/* A registration holding the job's GPU range (kept for its whole
+ * allocation when the runtime tells allocations apart); 0 when the range
+ * must go staged: the platform cannot export, or this GPU's NIC refused a
+ * registration before (then logged once for it). */
+static int direct_mr(struct hipobj_client *c, struct rdma_engine *e,
+                     const struct hrdma_job *job, const struct hgpu_ops *ops,
+                     unsigned access, const struct rdma_mr **mr,
+                     struct hgpu_reg **ref, struct hgpu_regs **tab) {
   char why[HGPU_WHY];
-  if (atomic_load(&dmabuf_refused))
-    return NULL;
+  *mr = NULL;
+  *ref = NULL;
+  if (refused(c, job->mem))
+    return 0;
   if (!ops->dmabuf_supported(job->mem->device, why)) {
     HLOG_DBG(&c->log, "RDMA into %s memory staged: %s", ops->name, why);
-    return NULL;
+    return 0;
   }
+  struct hgpu_mem_info info;
+  memset(&info, 0, sizeof info);
+  if (ops->classify(job->mem->ptr, &info, why) != 1)
+    memset(&info, 0, sizeof info); /* checked before: no caching then */
+  struct hipobj_error xerr, rerr;
+  memset(&xerr, 0, sizeof xerr);
+  memset(&rerr, 0, sizeof rerr);
+  struct export_ctx x = {job->mem, e, &xerr};
+  struct hgpu_regs *t = regs_of(c, job->mem);
+  struct hgpu_regs *once = t ? NULL : hgpu_regs_create();
+  if (!t && !once)
+    return 0;
+  *tab = t ? t : once;
+  int rc = hgpu_regs_acquire(*tab, t ? &info : &(struct hgpu_mem_info){0},
+                             job->mem->ptr, (size_t)job->size, access, 0,
+                             reg_dmabuf, &x, mr, ref, &rerr);
+  if (once && rc != HIPOBJ_OK) {
+    hgpu_regs_destroy(once);
+    *tab = NULL;
+  }
+  if (rc == HIPOBJ_OK)
+    return 1;
+  int k;
+  if (slot_of(job->mem, &k) != 0 ||
+      !__atomic_exchange_n(&c->rdma_gpu_refused[k][job->mem->device], 1,
+                           __ATOMIC_RELAXED))
+    HLOG_INFO(&c->log,
+              "%s GPU %d memory cannot be registered with the NIC (%s); "
+              "its RDMA goes through pinned host memory from now on",
+              ops->name, job->mem->device,
+              xerr.message[0] ? xerr.message : rerr.message);
+  return 0;
+}
+
+int hrdma_gpu_register(struct hipobj_client *c, const struct hipobj_mem *m,
+                       int on, struct hipobj_error *err) {
+  const char *op = on ? "RegisterBuffer" : "DeregisterBuffer";
+  const struct hgpu_ops *ops;
+  int rc = hgpu_check_mem(op, m, &c->log, &ops, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  struct hgpu_regs *t = regs_of(c, m);
+  if (!t)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "%s device %d has no RDMA registrations (devices 0..%d)",
+                    ops->name, m->device, HRDMA_GPU_ENGINES - 1);
+  if (!on) {
+    if (hgpu_regs_unpin(t, m->ptr) != 0)
+      return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                      "%p is not in a registered buffer", m->ptr);
+    return HIPOBJ_OK;
+  }
+  const char *why = NULL;
+  struct rdma_engine *e = hrdma_engine_for(c, m, &why);
+  if (!e)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "no RDMA: %s",
+                    why && why[0] ? why : "no RDMA device");
+  char gwhy[HGPU_WHY];
+  if (!ops->dmabuf_supported(m->device, gwhy))
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "%s", gwhy);
+  struct hgpu_mem_info info;
+  memset(&info, 0, sizeof info);
+  if (ops->classify(m->ptr, &info, gwhy) != 1 || !info.buffer_id)
+    return herr_set(err, HIPOBJ_E_UNSUPPORTED, op,
+                    "the %s runtime does not identify this allocation (no "
+                    "buffer id): its registration could not be kept safely",
+                    ops->name);
   struct hipobj_error xerr;
   memset(&xerr, 0, sizeof xerr);
-  struct export_ctx x = {job->mem, &xerr};
-  struct rdma_dmabuf_ops dops = {export_range, NULL,
-                                 atomic_load(&reg_for_tests), &x};
-  struct rdma_mr *mr = NULL;
-  struct hipobj_error rerr;
-  memset(&rerr, 0, sizeof rerr);
-  if (rdma_mr_reg_dmabuf(rdma_engine_pd(e), &dops, job->mem->ptr,
-                         (size_t)job->size, access, 0, &mr, &rerr) == HIPOBJ_OK)
-    return mr;
-  if (!atomic_exchange(&dmabuf_refused, 1))
-    HLOG_INFO(&c->log,
-              "GPU memory cannot be registered with the NIC (%s); RDMA "
-              "goes through pinned host memory from now on",
-              xerr.message[0] ? xerr.message : rerr.message);
-  return NULL;
+  struct export_ctx x = {m, e, &xerr};
+  const struct rdma_mr *mr;
+  struct hgpu_reg *ref;
+  /* Both directions: a GET's NIC writes, a PUT's reads. The reference is
+   * the registration's own, dropped by the deregistration. */
+  rc = hgpu_regs_acquire(t, &info, m->ptr, m->len,
+                         RDMA_MR_LOCAL_WRITE | RDMA_MR_REMOTE_WRITE, 1,
+                         reg_dmabuf, &x, &mr, &ref, err);
+  if (rc != HIPOBJ_OK && xerr.message[0])
+    herr_set(err, rc, op, "%s", xerr.message);
+  return herr_op(err, op, rc);
 }
 
 int hrdma_direct_possible(struct hipobj_client *c, const struct hipobj_mem *m) {
   char why[HGPU_WHY];
   if (m->kind == HIPOBJ_MEM_HOST)
     return 1;
-  if (m->kind == HIPOBJ_MEM_FILE || atomic_load(&dmabuf_refused))
+  if (m->kind == HIPOBJ_MEM_FILE || refused(c, m))
     return 0;
   const struct hgpu_ops *ops = hgpu_platform(m->kind, &c->log, why);
   return ops && ops->dmabuf_supported(m->device, why);
@@ -273,9 +411,11 @@ int hrdma_gpu_transfer(struct hipobj_client *c, struct rdma_engine *e,
   }
   unsigned access = job->is_put ? RDMA_MR_LOCAL_READ
                                 : RDMA_MR_LOCAL_WRITE | RDMA_MR_REMOTE_WRITE;
-  struct rdma_mr *mr =
-      job->staged_only || !gops ? NULL : direct_mr(c, e, job, gops, access);
-  if (mr) {
+  const struct rdma_mr *mr = NULL;
+  struct hgpu_reg *ref = NULL;
+  struct hgpu_regs *tab = NULL;
+  if (!job->staged_only && gops &&
+      direct_mr(c, e, job, gops, access, &mr, &ref, &tab)) {
     struct rdma_rc_request rq;
     request_of(job, ops, &rq);
     rq.buf = job->mem->ptr;
@@ -283,7 +423,10 @@ int hrdma_gpu_transfer(struct hipobj_client *c, struct rdma_engine *e,
     rq.mem_kind = RDMA_MEM_DMABUF; /* the CPU cannot read it: no CRC check */
     rc = job->is_put ? rdma_rc_put(e, &rq, rr, err)
                      : rdma_rc_get(e, &rq, rr, err);
-    rdma_mr_dereg(mr, NULL); /* after the sessions: every QP is gone */
+    /* After the sessions: every QP that used it is gone. */
+    hgpu_regs_release(tab, ref);
+    if (tab != regs_of(c, job->mem))
+      hgpu_regs_destroy(tab); /* registered for this transfer only */
     return rc;
   }
   *flags |= HRDMA_GPU_STAGED;

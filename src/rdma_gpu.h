@@ -29,7 +29,19 @@ int hrdma_gpu_transfer(struct hipobj_client *c, struct rdma_engine *e,
                        struct hipobj_error *err);
 
 /* Tests only: replaces ibv_reg_dmabuf_mr() for the direct path (NULL
- * restores it) and forgets an earlier refusal. */
-void hrdma_gpu_set_dmabuf_reg_for_tests(rdma_reg_dmabuf_fn reg);
+ * restores it), forgets c's refusals and drops its kept registrations. */
+void hrdma_gpu_reset_for_tests(struct hipobj_client *c, rdma_reg_dmabuf_fn reg);
+/* The registrations kept for GPU memory m's device (-1: none can be). */
+struct hgpu_regs_stats;
+int hrdma_gpu_regs_stats(struct hipobj_client *c, const struct hipobj_mem *m,
+                         struct hgpu_regs_stats *st);
+/* hipobj_buffer_register (on) / _deregister (off) of GPU memory m: the
+ * allocation holding it is registered through dma-buf and kept until
+ * deregistered. */
+int hrdma_gpu_register(struct hipobj_client *c, const struct hipobj_mem *m,
+                       int on, struct hipobj_error *err);
+/* Client destroy: deregisters the kept registrations (before the engines
+ * their PDs belong to go). */
+void hrdma_gpu_client_destroy(struct hipobj_client *c);
 
 #endif

@@ -24,6 +24,7 @@ struct alloc {
   size_t n;
   int dev;
   int pinned;
+  uint64_t id; /* buffer id: unique per allocation */
 };
 
 struct fstream {
@@ -128,6 +129,8 @@ static int track(void *p, size_t n, int dev, int pinned) {
   x->dev = dev;
   x->pinned = pinned;
   pthread_mutex_lock(&F.lock);
+  static uint64_t next_id;
+  x->id = ++next_id;
   x->next = F.allocs;
   F.allocs = x;
   if (pinned)
@@ -208,6 +211,7 @@ static int f_classify(const void *ptr, struct hgpu_mem_info *info,
     info->device = x->dev;
     info->base = x->p;
     info->size = x->n;
+    info->buffer_id = x->id;
     snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "0000:%02x:00.0",
              0x0f + x->dev);
   }

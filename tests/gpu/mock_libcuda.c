@@ -33,7 +33,8 @@ struct alloc {
   struct alloc *next;
   char *p;
   size_t n;
-  int dev; /* -1: pinned host */
+  int dev;               /* -1: pinned host */
+  unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
 };
 struct stream {
   struct ctx *ctx;
@@ -83,6 +84,8 @@ static CUresult track(void *p, size_t n, int dev) {
   a->n = n;
   a->dev = dev;
   pthread_mutex_lock(&lock);
+  static unsigned long long next_id;
+  a->id = ++next_id;
   a->next = allocs;
   allocs = a;
   pthread_mutex_unlock(&lock);
@@ -172,6 +175,9 @@ API CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data,
       break;
     case 9: /* DEVICE_ORDINAL: int */
       *(int *)data[i] = a ? (a->dev >= 0 ? a->dev : 0) : -2;
+      break;
+    case 7: /* BUFFER_ID: unsigned long long, unique per allocation */
+      *(unsigned long long *)data[i] = a ? a->id : 0;
       break;
     default:
       return INVALID_VALUE;

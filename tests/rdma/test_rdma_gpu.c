@@ -27,6 +27,7 @@
 #include "rdma/qp.h"
 #include "src/client_int.h"
 #include "src/rdma_gpu.h"
+#include "src/rdma_gpu_regs.h"
 
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -307,7 +308,7 @@ static unsigned long exports(void) {
 Test(rdma_gpu, direct_through_dmabuf_then_staged_once_refused) {
   start(NULL);
   fake_gpu_set_dmabuf(1);
-  hrdma_gpu_set_dmabuf_reg_for_tests(reg_fake_pages);
+  hrdma_gpu_reset_for_tests(cli, reg_fake_pages);
   size_t n = (3u << 20) + 5;
   char *data = malloc(n), *back = malloc(n);
   fill_pattern(data, n, 71);
@@ -347,7 +348,7 @@ Test(rdma_gpu, direct_through_dmabuf_then_staged_once_refused) {
   get_host_check("dmp", src, mp);
   /* A refused registration: this transfer goes staged, and later ones do
    * not try dma-buf again. */
-  hrdma_gpu_set_dmabuf_reg_for_tests(reg_refused);
+  hrdma_gpu_reset_for_tests(cli, reg_refused);
   unsigned long before = exports();
   OK(hipobj_s3_get(cli, T_BUCKET, "d", &win, NULL, &res, err));
   cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_STAGED);
@@ -359,7 +360,7 @@ Test(rdma_gpu, direct_through_dmabuf_then_staged_once_refused) {
   cr_assert_eq(exports(), after_first, "dma-buf tried again after a refusal");
   from_gpu(back, &g, n);
   cr_assert_eq(memcmp(back, data, n), 0);
-  hrdma_gpu_set_dmabuf_reg_for_tests(NULL);
+  hrdma_gpu_reset_for_tests(cli, NULL);
   fake_gpu_set_dmabuf(0);
   no_violations();
   hipobj_gpu_free(&g);
@@ -387,6 +388,114 @@ static void *worker_main(void *arg) {
         res.path != HIPOBJ_PATH_RDMA_STAGED || res.bytes != w->n)
       w->failures++;
   return NULL;
+}
+
+/* Device 0's allocations, which reg_refused_dev0 refuses. */
+static uintptr_t dev0_lo, dev0_hi;
+
+static struct ibv_mr *reg_refused_dev0(struct ibv_pd *pd, uint64_t offset,
+                                       size_t len, uint64_t iova, int fd,
+                                       int access) {
+  if (iova >= dev0_lo && iova < dev0_hi)
+    return reg_refused(pd, offset, len, iova, fd, access);
+  return reg_fake_pages(pd, offset, len, iova, fd, access);
+}
+
+static struct hipobj_mem gpu_on(int dev, size_t n) {
+  struct hipobj_mem m = HIPOBJ_MEM_INIT;
+  OK(hipobj_gpu_alloc(HIPOBJ_MEM_CUDA, dev, n, &m, err));
+  return m;
+}
+
+Test(rdma_gpu, registrations_kept_per_gpu_and_refusals_too) {
+  start(NULL);
+  fake_gpu_set_dmabuf(1);
+  hrdma_gpu_reset_for_tests(cli, reg_fake_pages);
+  size_t n = (1u << 20) + 7;
+  char *data = malloc(n), *back = malloc(n);
+  fill_pattern(data, n, 81);
+  put_host("k", data, n);
+  struct hipobj_mem g = gpu_on(0, 4 * n);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  int before = atomic_load(&reg_calls);
+  /* Three GETs into three windows of one allocation: one registration. */
+  for (int i = 0; i < 3; i++) {
+    struct hipobj_mem win = hipobj_mem_window(&g, (uint64_t)i * n, n);
+    OK(hipobj_s3_get(cli, T_BUCKET, "k", &win, NULL, &res, err));
+    cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT, "path %s",
+                 hipobj_data_path_name(res.path));
+    memset(back, 0, n);
+    from_gpu(back, &win, n);
+    cr_assert_eq(memcmp(back, data, n), 0, "window %d", i);
+  }
+  cr_assert_eq(atomic_load(&reg_calls) - before, 1,
+               "one registration for one allocation");
+  struct hgpu_regs_stats st;
+  cr_assert_eq(hrdma_gpu_regs_stats(cli, &g, &st), 0);
+  cr_assert_eq(st.misses, 1);
+  cr_assert_eq(st.hits, 2);
+  cr_assert_eq(st.entries, 1);
+  /* Freed and allocated again: never the old registration (a new buffer
+   * id, whether or not the address is the same). */
+  uintptr_t old = (uintptr_t)g.ptr;
+  hipobj_gpu_free(&g);
+  g = gpu_on(0, 4 * n);
+  struct hipobj_mem win = hipobj_mem_window(&g, 0, n);
+  before = atomic_load(&reg_calls);
+  OK(hipobj_s3_get(cli, T_BUCKET, "k", &win, NULL, &res, err));
+  cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT);
+  cr_assert_eq(atomic_load(&reg_calls) - before, 1, "registered again");
+  memset(back, 0, n);
+  from_gpu(back, &win, n);
+  cr_assert_eq(memcmp(back, data, n), 0);
+  cr_assert_eq(hrdma_gpu_regs_stats(cli, &g, &st), 0);
+  if ((uintptr_t)g.ptr == old)
+    cr_assert_eq(st.stale, 1, "the old registration was dropped");
+
+  /* An explicit registration: made at once, used by every later transfer
+   * (no registration more), kept until deregistered. */
+  struct hipobj_mem g2 = gpu_on(0, 2 * n);
+  before = atomic_load(&reg_calls);
+  OK(hipobj_buffer_register(cli, &g2, err));
+  cr_assert_eq(atomic_load(&reg_calls) - before, 1);
+  for (int i = 0; i < 2; i++) {
+    struct hipobj_mem w2 = hipobj_mem_window(&g2, (uint64_t)i * n, n);
+    OK(hipobj_s3_get(cli, T_BUCKET, "k", &w2, NULL, &res, err));
+    cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT);
+    OK(hipobj_s3_put(cli, T_BUCKET, "k2", &w2, NULL, &res, err));
+    cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT);
+  }
+  cr_assert_eq(atomic_load(&reg_calls) - before, 1,
+               "GETs and PUTs reuse the explicit registration");
+  get_host_check("k2", data, n);
+  OK(hipobj_buffer_deregister(cli, &g2, err));
+  cr_assert_eq(hipobj_buffer_deregister(cli, &g2, err),
+               HIPOBJ_E_INVALID_ARGUMENT);
+  hipobj_gpu_free(&g2);
+
+  /* GPU 0's NIC refuses dma-buf: GPU 0 goes staged from now on, GPU 1
+   * stays direct. */
+  hrdma_gpu_reset_for_tests(cli, reg_refused_dev0);
+  dev0_lo = (uintptr_t)g.ptr;
+  dev0_hi = dev0_lo + g.len;
+  struct hipobj_mem g1 = gpu_on(1, n);
+  for (int i = 0; i < 2; i++) {
+    OK(hipobj_s3_get(cli, T_BUCKET, "k", &win, NULL, &res, err));
+    cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_STAGED, "GPU 0, GET %d", i);
+    OK(hipobj_s3_get(cli, T_BUCKET, "k", &g1, NULL, &res, err));
+    cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT, "GPU 1, GET %d", i);
+    memset(back, 0, n);
+    from_gpu(back, &g1, n);
+    cr_assert_eq(memcmp(back, data, n), 0);
+  }
+  hrdma_gpu_reset_for_tests(cli, NULL);
+  fake_gpu_set_dmabuf(0);
+  no_violations();
+  hipobj_gpu_free(&g);
+  hipobj_gpu_free(&g1);
+  free(data);
+  free(back);
+  no_leaks();
 }
 
 Test(rdma_gpu, four_threads_into_one_gpu_buffer) {
