@@ -82,6 +82,9 @@ enum hipobj_status {
   HIPOBJ_E_UNSUPPORTED =
       19, /**< Not supported by this build, this memory kind or this server. */
   HIPOBJ_E_INTERNAL = 20, /**< A bug in hipObject; please report it. */
+  HIPOBJ_E_INTEGRITY =
+      21, /**< The bytes are not what they should be: a checksum mismatch,
+             or a server that stored another size than was sent. */
 };
 
 /** A static, human-readable description of a status code. Never NULL. */

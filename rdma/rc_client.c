@@ -402,7 +402,23 @@ static int negotiate(struct session *s) {
     return fail(s, HIPOBJ_E_PROTOCOL, 0, 200, "invalid PREPARE reply: %s",
                 why.message);
   }
+  size_t cl;
+  const char *caps = rdma_answer_header(&a, "X-Amz-Rdma-Capabilities", &cl);
+  s->res->caps_mp = caps && rdma_capabilities_has(caps, cl, "mp");
   answer_free(&a);
+  /* A part goes by RDMA only to a server that says it handles parts: one
+   * that ignores the part query stores the part as the whole object (wire
+   * spec §5.3: elbencho), and Complete then assembles nothing. Nothing was
+   * sent yet: the session is cancelled and the part goes over HTTP. */
+  int part = 0;
+  for (size_t i = 0; i < s->rq->nq; i++)
+    part |= !strcmp(s->rq->query[i].name, "uploadId");
+  if (part && !s->res->caps_mp) {
+    s->res->no_mp = 1;
+    return fail(s, HIPOBJ_E_UNSUPPORTED, 1, 200,
+                "the server does not advertise RDMA parts "
+                "(X-Amz-Rdma-Capabilities: mp)");
+  }
   double connect_deadline = rdma_now() + e->connect_timeout;
   if (connect_deadline > s->deadline)
     connect_deadline = s->deadline;

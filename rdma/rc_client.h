@@ -193,6 +193,8 @@ struct rdma_rc_result {
   int rdma_status; /* ibv_wc_status of a failed completion, -1 when none */
   char etag[HIPOBJ_ETAG_MAX]; /* from FINAL, without quotes */
   char version_id[256];
+  int caps_mp;           /* PREPARE's reply advertised part transfers (mp) */
+  int no_mp;             /* failed because a part needs mp and it was absent */
   int checksum_present;  /* FINAL carried a CRC64NVME of the last session */
   int checksum_verified; /* ... and it was recomputed over the buffer */
   char reason[256];      /* one line; "" on success */

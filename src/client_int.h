@@ -72,9 +72,6 @@ struct hipobj_client {
   char rdma_why[256];           /* why RDMA is unavailable, once known */
   struct hrdma_regs *rdma_regs; /* explicit registrations (rdma_api.c) */
   struct s3_sigv4_key_cache sign_cache; /* signing key of the day (sigv4.h) */
-  /* Set (atomically) once the server has echoed a CRC32C checksum we sent,
-   * or confirmed CRC32C for a multipart upload: it checks them. */
-  int crc32c_checked;
   struct hendpoint_facts facts; /* what the endpoint showed (endpoint.c) */
   /* Threads hashing signed payloads (runner.c), created on first use. */
   struct hworkq *hash_pool;
@@ -153,11 +150,6 @@ struct hreq {
   int *wait_flag;
   struct hworkq_item hash_item; /* in the hashing threads' queue */
 };
-
-/* Whether the server has shown that it checks CRC32C checksums; noting it
- * (runner.c on an echo, ops_multipart.c on a confirmed algorithm). */
-int hreq_crc32c_checked(struct hipobj_client *c);
-void hreq_crc32c_note_checked(struct hipobj_client *c);
 
 /* Prepares r for a request; name is the operation name for messages. */
 void hreq_init(struct hreq *r, struct hipobj_client *c, const char *name,

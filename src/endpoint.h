@@ -12,12 +12,23 @@ struct hipobj_client;
 /* How long a fact holds before the endpoint is asked again. */
 #define HENDPOINT_TTL_S 300.0
 
+/* Each fact is the monotonic millisecond (+1) it was learnt, 0: unknown. */
 struct hendpoint_facts {
-  uint64_t rdma_declined_ms; /* monotonic milliseconds + 1, 0: never */
+  uint64_t rdma_declined_ms; /* PREPARE answered 501 / no such route */
+  uint64_t rdma_mp_ms;       /* PREPARE's reply advertised parts (mp) */
+  uint64_t rdma_no_mp_ms;    /* ... or did not */
+  uint64_t crc32c_ms;        /* an answer echoed a CRC32C we sent */
 };
 
 /* Non-zero while a decline of RDMA is remembered. */
 int hendpoint_rdma_declined(struct hipobj_client *c);
 void hendpoint_note_rdma_declined(struct hipobj_client *c);
+/* What is known of the `mp` capability: 1 advertised, 0 not advertised, -1
+ * unknown (then a part may ask: its PREPARE's reply tells). */
+int hendpoint_rdma_mp(struct hipobj_client *c);
+void hendpoint_note_rdma_mp(struct hipobj_client *c, int mp);
+/* Whether the server checks CRC32C checksums (it echoed one). */
+int hendpoint_crc32c(struct hipobj_client *c);
+void hendpoint_note_crc32c(struct hipobj_client *c);
 
 #endif

@@ -20,9 +20,18 @@
 #include "rdma_glue.h"
 #include "staging.h"
 
-enum { STEP_CREATE = 1, STEP_COMPLETE, STEP_ABORT };
+enum { STEP_CREATE = 1, STEP_COMPLETE, STEP_ABORT, STEP_VERIFY };
 
-enum phase { P_START, P_CREATING, P_PARTS, P_COMPLETING, P_ABORTING, P_END };
+enum phase {
+  P_START,
+  P_CREATING,
+  P_PARTS,
+  P_COMPLETING,
+  P_VERIFY, /* bytes went by RDMA: confirm what the server stored */
+  P_VERIFYING,
+  P_ABORTING,
+  P_END
+};
 
 struct put_plan {
   const char *content_type;
@@ -36,6 +45,7 @@ struct put_plan {
   struct hipobj_mpu *mpu; /* the upload (multipart, step-by-step) */
   int own_mpu;            /* created here: freed with the plan */
   uint64_t bytes;         /* stored (PUT: on success) */
+  int verified;           /* what went by RDMA was confirmed by a HEAD */
   unsigned step_retries;
   char etag[HIPOBJ_ETAG_MAX];
   char upload_id[HIPOBJ_UPLOAD_ID_MAX]; /* kept for resuming */
@@ -86,11 +96,18 @@ static enum hnext put_next(struct hjob *j, struct hpart *p, int *step) {
       /* AUTO: the object's CRC32C goes along; it replaces the signed
        * SHA-256 once this server has shown that it checks CRC32C. */
       p->crc32c = j->c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO;
-      p->sign = p->crc32c && hreq_crc32c_checked(j->c) ? HREQ_SIGN_NONE
-                                                       : HREQ_SIGN_OBJECT;
+      p->sign = p->crc32c && hendpoint_crc32c(j->c) ? HREQ_SIGN_NONE
+                                                    : HREQ_SIGN_OBJECT;
       return HNEXT_PART;
     }
-    return busy(j) ? HNEXT_WAIT : HNEXT_DONE;
+    if (busy(j))
+      return HNEXT_WAIT;
+    if (!stop && !u->mpu && u->phase == P_PARTS && hjob_rdma_bytes(j)) {
+      u->phase = P_VERIFYING;
+      *step = STEP_VERIFY;
+      return HNEXT_STEP;
+    }
+    return HNEXT_DONE;
   }
   switch (u->phase) {
   case P_START:
@@ -120,14 +137,45 @@ static enum hnext put_next(struct hjob *j, struct hpart *p, int *step) {
     u->phase = P_COMPLETING;
     *step = STEP_COMPLETE;
     return HNEXT_STEP;
+  case P_VERIFY:
+    u->phase = P_VERIFYING;
+    *step = STEP_VERIFY;
+    return HNEXT_STEP;
   case P_CREATING:
   case P_COMPLETING:
+  case P_VERIFYING:
   case P_ABORTING:
     return HNEXT_WAIT;
   case P_END:
     break;
   }
   return HNEXT_DONE;
+}
+
+/* After an upload any of whose bytes went by RDMA: the object the server
+ * now holds must have the size that was sent (and the ETag it answered).
+ * A server that took the RDMA data somewhere else (one that ignores a
+ * part's query stores the part as the whole object, and Complete then
+ * assembles something else) is caught here, not reported as done. */
+static int verify(struct hjob *j, struct put_plan *u,
+                  struct hipobj_error *err) {
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  int rc = hipobj_s3_head(j->c, j->bucket, j->key, &info, err);
+  if (rc != HIPOBJ_OK)
+    return herr_set(err, HIPOBJ_E_INTEGRITY, j->op,
+                    "the upload went by RDMA and could not be confirmed: %s",
+                    err ? err->message : hipobj_strerror(rc));
+  if (info.size != j->mem->len)
+    return herr_set(err, HIPOBJ_E_INTEGRITY, j->op,
+                    "the server holds %" PRIu64 " bytes after an upload of "
+                    "%zu bytes by RDMA: it did not store what was sent",
+                    info.size, j->mem->len);
+  if (u->etag[0] && info.etag[0] && strcmp(u->etag, info.etag) != 0)
+    return herr_set(err, HIPOBJ_E_INTEGRITY, j->op,
+                    "the object's ETag is %s after an upload by RDMA that "
+                    "answered %s",
+                    info.etag, u->etag);
+  return HIPOBJ_OK;
 }
 
 static int put_step(struct hjob *j, int step, struct hipobj_error *err) {
@@ -146,6 +194,8 @@ static int put_step(struct hjob *j, int step, struct hipobj_error *err) {
       hstrlcpy(u->etag, res.etag, sizeof u->etag);
     pthread_mutex_unlock(&j->lock);
     return rc;
+  case STEP_VERIFY:
+    return verify(j, u, err);
   case STEP_ABORT:
     rc = hipobj_s3_mpu_abort(u->mpu, err);
     if (rc != HIPOBJ_OK)
@@ -169,9 +219,14 @@ static void put_finished(struct hjob *j, struct hpart *p, int step, int rc,
     case STEP_COMPLETE:
       u->phase = P_PARTS; /* a failed Complete is aborted next */
       if (rc == HIPOBJ_OK) {
-        u->phase = P_END;
+        u->phase = hjob_rdma_bytes(j) ? P_VERIFY : P_END;
         u->bytes = j->mem->len;
       }
+      hjob_fail(j, rc, err);
+      return;
+    case STEP_VERIFY:
+      u->phase = P_END;
+      u->verified = rc == HIPOBJ_OK;
       hjob_fail(j, rc, err);
       return;
     case STEP_ABORT:
@@ -294,7 +349,8 @@ int hjob_put_init(struct hipobj_client *c, const char *bucket, const char *key,
      * an upload kept for resuming (its later parts come from the
      * step-by-step calls, which sign them). */
     u->want_crc32c = c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO &&
-                     !hpath_rdma_likely(j) && !u->keep_failed;
+                     !u->keep_failed &&
+                     !(hpath_rdma_likely(j) && hendpoint_rdma_mp(c) != 0);
   }
   return HIPOBJ_OK;
 }

@@ -178,7 +178,7 @@ int hmpu_create(struct hipobj_client *c, const char *bucket, const char *key,
                           sizeof alg) &&
       !strcasecmp(alg, "CRC32C")) {
     (*out)->crc32c = 1;
-    hreq_crc32c_note_checked(c);
+    hendpoint_note_crc32c(c);
   }
   hreq_cleanup(&r);
   return rc;

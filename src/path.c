@@ -48,6 +48,10 @@ const struct hpath *hpath_choose(struct hjob *j, struct hpart *p,
    * `require` the server is asked, and its answer is the error). */
   if (j->policy == HIPOBJ_RDMA_AUTO && hendpoint_rdma_declined(j->c))
     return http;
+  /* Parts of a multipart upload only to a server that handles them (an
+   * unknown server is asked: its PREPARE reply says). */
+  if (j->policy == HIPOBJ_RDMA_AUTO && p->nq && hendpoint_rdma_mp(j->c) == 0)
+    return http;
   int ready = hrdma_ready(j->c, j->policy, j->mem, p->name, err);
   if (ready < 0)
     return NULL;

@@ -33,6 +33,8 @@ static void rdma_start(struct hpart *p) {
                           .staged_only = p->path == &hpath_rdma_staged};
   struct hrdma_outcome out;
   int rc = hrdma_transfer(j->c, &job, &out, &p->err);
+  if (out.mp || out.no_mp) /* what PREPARE's reply said of parts */
+    hendpoint_note_rdma_mp(j->c, out.mp);
   if (rc != HIPOBJ_OK) {
     p->status = rc;
     hstrlcpy(p->err.operation, p->name, sizeof p->err.operation);

@@ -368,6 +368,7 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
                      : rdma_rc_get(e, &rq, &rr, &e2);
     hrdma_reg_release(c, reg);
   }
+  out->mp = rr.caps_mp;
   if (rc == HIPOBJ_OK) {
     out->fallback = 0;
     out->done = 1;
@@ -398,6 +399,7 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
   out->declined =
       rr.fallback &&
       (rr.http_status == 501 || rr.http_status == 404 || rr.http_status == 405);
+  out->no_mp = rr.fallback && rr.no_mp;
   return HIPOBJ_OK;
 }
 

@@ -26,6 +26,8 @@ struct hrdma_outcome {
   int done;     /* the bytes moved by RDMA */
   int fallback; /* not done: HTTP must move them (auto policy) */
   int declined; /* the server declined RDMA (501, no such route) */
+  int no_mp;    /* a part, to a server that does not advertise parts */
+  int mp;       /* the server advertised parts (PREPARE reply) */
   int staged;   /* done through pinned host memory (GPU data) */
   uint64_t bytes;
   char etag[HIPOBJ_ETAG_MAX]; /* quoted */

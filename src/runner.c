@@ -108,16 +108,8 @@ static int check_crc32c_echo(struct hreq *r) {
                     "body whose CRC32C is %s",
                     echo, r->crc32c_b64);
   r->crc32c_confirmed = 1;
-  hreq_crc32c_note_checked(r->client);
+  hendpoint_note_crc32c(r->client);
   return HIPOBJ_OK;
-}
-
-int hreq_crc32c_checked(struct hipobj_client *c) {
-  return __atomic_load_n(&c->crc32c_checked, __ATOMIC_RELAXED);
-}
-
-void hreq_crc32c_note_checked(struct hipobj_client *c) {
-  __atomic_store_n(&c->crc32c_checked, 1, __ATOMIC_RELAXED);
 }
 
 /* The beginning of an error body cut at S3_HTTP_ERROR_BODY_LIMIT: up to

@@ -31,6 +31,7 @@ static const char *const status_text[] = {
     [HIPOBJ_E_CANCELLED] = "cancelled",
     [HIPOBJ_E_UNSUPPORTED] = "not supported",
     [HIPOBJ_E_INTERNAL] = "internal error",
+    [HIPOBJ_E_INTEGRITY] = "data integrity check failed",
 };
 
 const char *hipobj_strerror(int status) {

@@ -334,3 +334,75 @@ Test(rdma_s3, declined_rdma_is_remembered_one_request_per_get) {
   free(data);
   free(back);
 }
+
+static int uploads_left(void) {
+  struct sreq q = {.method = "GET", .target = "/" T_BUCKET "?uploads"};
+  struct http_resp r;
+  cr_assert_eq(http_send(srv.url, &q, &r), 0);
+  cr_assert_eq(r.status, 200);
+  int n = 0;
+  for (const char *p = r.body; p && (p = strstr(p, "<UploadId>")); p++)
+    n++;
+  resp_free(&r);
+  return n;
+}
+
+Test(rdma_s3, parts_by_rdma_only_where_the_server_advertises_them) {
+  /* PREPARE's reply without X-Amz-Rdma-Capabilities: mp. */
+  start("op=RdmaPrepare,action=rdma-no-mp;op=RdmaReady,action=rdma-no-mp");
+  size_t n = (11u << 20) + 9;
+  char *data = malloc(n), *back = calloc(1, n);
+  fill_pattern(data, n, 61);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  struct hipobj_put_opts o = HIPOBJ_PUT_OPTS_INIT;
+  o.part_size = 5u << 20;
+  o.multipart_threshold = 5u << 20;
+  o.concurrency = 2;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  /* auto: every part over HTTP (the first one asked, and was told). */
+  OK(hipobj_s3_put(cli, T_BUCKET, "mp", &src, &o, &res, err));
+  cr_assert_eq(res.rdma_bytes, 0);
+  cr_assert_eq(res.path, HIPOBJ_PATH_HTTP);
+  struct hipobj_mem dst = hipobj_mem_host(back, n);
+  OK(hipobj_s3_get(cli, T_BUCKET, "mp", &dst, NULL, &res, err));
+  cr_assert_eq(memcmp(back, data, n), 0);
+  /* require: a clear error, and no upload left behind. */
+  o.rdma = HIPOBJ_RDMA_REQUIRE;
+  cr_assert_eq(hipobj_s3_put(cli, T_BUCKET, "mp2", &src, &o, &res, err),
+               HIPOBJ_E_UNSUPPORTED);
+  cr_assert(strstr(hipobj_error_message(err), "mp"), "%s",
+            hipobj_error_message(err));
+  cr_assert_eq(uploads_left(), 0);
+  free(data);
+  free(back);
+}
+
+Test(rdma_s3, a_server_ignoring_the_part_query_is_never_success) {
+  /* The server advertises parts but stores each RDMA part as the whole
+   * object, recording an empty part in its place. */
+  start("op=RdmaReady,action=rdma-ignore-part");
+  size_t n = (6u << 20) + 3;
+  char *data = malloc(n);
+  fill_pattern(data, n, 62);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  const int policies[] = {HIPOBJ_RDMA_AUTO, HIPOBJ_RDMA_REQUIRE};
+  for (int i = 0; i < 2; i++) {
+    struct hipobj_put_opts o = HIPOBJ_PUT_OPTS_INIT;
+    o.rdma = policies[i];
+    o.multipart_threshold = 1u << 20;
+    /* One part: Complete assembles the empty part and succeeds, so only
+     * the size check after it can tell. */
+    o.part_size = 8u << 20;
+    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+    int rc = hipobj_s3_put(cli, T_BUCKET, "one", &src, &o, &res, err);
+    cr_assert_eq(rc, HIPOBJ_E_INTEGRITY, "policy %d: %d %s", policies[i], rc,
+                 hipobj_error_message(err));
+    cr_assert_eq(res.bytes, 0);
+    /* Two parts: Complete refuses the empty first part. */
+    o.part_size = 5u << 20;
+    rc = hipobj_s3_put(cli, T_BUCKET, "two", &src, &o, &res, err);
+    cr_assert_neq(rc, HIPOBJ_OK, "policy %d", policies[i]);
+    cr_assert_eq(uploads_left(), 0, "policy %d", policies[i]);
+  }
+  free(data);
+}

@@ -75,6 +75,12 @@ static const char help_text[] =
     "      rdma-decline  decline RDMA (this build always does)\n"
     "      rdma-fail     fail the RDMA data phase (recorded; no RDMA engine "
     "yet)\n"
+    "      rdma-no-mp    answer PREPARE/READY (op=RdmaPrepare, RdmaReady)\n"
+    "                    without X-Amz-Rdma-Capabilities: mp\n"
+    "      rdma-ignore-part  (op=RdmaReady) store an RDMA part as the whole\n"
+    "                    object, ignoring its partNumber/uploadId, and record\n"
+    "                    an empty part in its place (a server that ignores\n"
+    "                    the part query)\n"
     "      partial[:N]   a GetObject answered 206 (Range, partNumber)\n"
     "                    carries N bytes (default: half) fewer at the end,\n"
     "                    its Content-Range and Content-Length saying so;\n"
@@ -157,6 +163,8 @@ static int parse_action(const char *v, struct fault_hit *a, struct hbuf *why) {
       {"endless", FA_ENDLESS, 0},
       {"drip", FA_DRIP, 1},
       {"repeat-token", FA_REPEAT_TOKEN, 0},
+      {"rdma-no-mp", FA_RDMA_NO_MP, -1},
+      {"rdma-ignore-part", FA_RDMA_IGNORE_PART, -1},
   };
   for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
     if (strlen(acts[i].name) != nlen || strncmp(acts[i].name, v, nlen))

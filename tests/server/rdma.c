@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -296,6 +297,15 @@ static int store_part(struct server *s, const struct rdma_server_target *t,
   return rc ? be_errno(a, rc, "cannot store the part") : 0;
 }
 
+/* A temporary file that is no longer needed: removed unless it was stored
+ * (rc 0 means rename() took it). */
+static void tmp_free(char **tmp, int rc) {
+  if (*tmp && rc != 0)
+    unlink(*tmp);
+  free(*tmp);
+  *tmp = NULL;
+}
+
 static int be_commit(void *ctx, const struct rdma_server_target *t,
                      const void *data, uint32_t len, uint64_t crc,
                      struct rdma_server_object *obj,
@@ -315,7 +325,8 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
   }
   if (rc != 0)
     return be_errno(a, rc, "cannot store the object");
-  if (t->part_number) {
+  int ignore_part = t->part_number && r->fault.action == FA_RDMA_IGNORE_PART;
+  if (t->part_number && !ignore_part) {
     rc = store_part(r->srv, t, tmp, obj->etag, a);
   } else {
     struct obj_meta m;
@@ -326,10 +337,17 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
     meta_free(&m);
     if (rc != 0)
       rc = be_errno(a, rc, "cannot store the object");
+    tmp_free(&tmp, rc);
+    if (rc == 0 && ignore_part) {
+      /* The fault: the part's data became the object; an empty part
+       * under the ETag answered stands where the part should be, so a
+       * Complete naming it goes through (as on a lax server). */
+      rc = st_tmp_write(r->srv, t->bucket, "", 0, &tmp);
+      rc = rc ? be_errno(a, rc, "cannot store the part")
+              : store_part(r->srv, t, tmp, obj->etag, a);
+    }
   }
-  if (rc != 0)
-    unlink(tmp);
-  free(tmp);
+  tmp_free(&tmp, rc);
   return rc;
 }
 
@@ -346,8 +364,13 @@ static enum MHD_Result send_answer(struct req *r,
     resp =
         MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
   }
-  for (size_t i = 0; resp && i < a->n; i++)
+  for (size_t i = 0; resp && i < a->n; i++) {
+    /* The fault: a server that does not say it takes parts. */
+    if (r->fault.action == FA_RDMA_NO_MP &&
+        !strcasecmp(a->hdrs[i].name, "X-Amz-Rdma-Capabilities"))
+      continue;
     MHD_add_response_header(resp, a->hdrs[i].name, a->hdrs[i].value);
+  }
   return srv_queue(r, a->http_status, resp);
 }
 

@@ -129,7 +129,10 @@ enum fault_action {
   FA_REPEAT_TOKEN, /* a listing that never ends: its tokens come back */
   FA_ENDLESS,      /* an error answer whose body never ends */
   FA_DRIP,         /* the answer body at arg bytes per second */
-  FA_DELAY,        /* only inside rules; delays add up in fault_hit */
+  FA_RDMA_NO_MP,   /* RDMA answers without X-Amz-Rdma-Capabilities: mp */
+  FA_RDMA_IGNORE_PART, /* an RDMA part's query ignored: stored as the
+                          object, an empty part recorded (elbencho-like) */
+  FA_DELAY,            /* only inside rules; delays add up in fault_hit */
 };
 
 struct fault_hit {
