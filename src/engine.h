@@ -105,11 +105,13 @@ struct hpart {
   char crc32c_b64[12];  /* the CRC32C sent, "" when none */
   int crc32c_confirmed; /* the server echoed it */
   /* path state */
-  struct hreq r;
   struct hstage *stage;
   struct htask task;       /* a blocking part on the workers' queue */
   struct hpart *redo_next; /* in the job's redo list */
   int busy;
+  /* Last: the HTTP paths clear it themselves (hreq_init), so a part is
+   * cleared only up to here. */
+  struct hreq r;
 };
 
 /* Called by the paths when a part has finished (any thread). */

@@ -287,6 +287,13 @@ int hjob_get_init(struct hipobj_client *c, const char *bucket, const char *key,
   unsigned conc =
       opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
   int policy = hrdma_policy(c, opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT);
+  g->single = g->ps == 0 || conc <= 1 || dst->len <= g->ps ||
+              (g->want && g->want <= g->ps);
+  /* No more parts in flight than the buffer holds parts: a small GET has
+   * one slot, not `concurrency` of them to clear. */
+  uint64_t most = g->single ? 1 : (dst->len + g->ps - 1) / g->ps;
+  if (conc > most)
+    conc = (unsigned)most;
   int rc =
       hjob_init(j, c, "GetObject", bucket, key, dst, ctl, policy, conc, err);
   if (rc != HIPOBJ_OK) {
@@ -296,8 +303,6 @@ int hjob_get_init(struct hipobj_client *c, const char *bucket, const char *key,
   j->ops = &get_ops;
   j->plan = g;
   g->j = j;
-  g->single = g->ps == 0 || conc <= 1 || dst->len <= g->ps ||
-              (g->want && g->want <= g->ps);
   if (hpath_rdma_likely(j)) {
     if (g->single && g->has_range && g->want) {
       /* The range names the bytes: no HEAD; a server that has fewer says

@@ -325,7 +325,7 @@ int hjob_put_init(struct hipobj_client *c, const char *bucket, const char *key,
   if (conc > n_parts)
     conc = n_parts;
   int policy = hrdma_policy(c, opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT);
-  struct put_plan *u;
+  struct put_plan *u = NULL;
   int rc = plan_new(c, op, bucket, key, src, ctl, policy, conc, j, &u, err);
   if (rc != HIPOBJ_OK)
     return rc;
@@ -359,7 +359,7 @@ int hjob_upload_part_init(struct hipobj_mpu *m, unsigned number,
                           const struct hipobj_mem *src, struct hxctl *ctl,
                           struct hjob *j, struct hipobj_error *err) {
   struct hipobj_client *c = hmpu_client(m);
-  struct put_plan *u;
+  struct put_plan *u = NULL;
   int rc = plan_new(c, "UploadPart", hmpu_bucket(m), hmpu_key(m), src, ctl,
                     hrdma_policy(c, HIPOBJ_RDMA_DEFAULT), 1, j, &u, err);
   if (rc != HIPOBJ_OK)

@@ -146,7 +146,8 @@ static int map_write(int fd, pthread_mutex_t *turn, off_t off, const char *src,
     off_t base = off - (off_t)((uint64_t)off % pg);
     size_t lead = (size_t)(off - base);
     size_t k = n < MAP_WINDOW - lead ? n : MAP_WINDOW - lead;
-    char *m = mmap(NULL, lead + k, PROT_WRITE, MAP_SHARED, fd, base);
+    char *m =
+        mmap(NULL, lead + k, PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, base);
     if (m == MAP_FAILED) {
       /* EACCES: open O_WRONLY. The caller pwrites all n bytes, again
        * over any window already copied. */

@@ -5,6 +5,7 @@
  * threads. pump() runs on whatever thread made something possible and only
  * does non-blocking things: ask a plan what comes next, take staging chunks
  * without waiting, submit an HTTP part, queue a worker item. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,7 +328,7 @@ static enum turn job_turn(struct hjob *j, struct hpart **part) {
   }
   struct hpart *slot = free_slot(j);
   if (slot) {
-    memset(slot, 0, sizeof *slot);
+    memset(slot, 0, offsetof(struct hpart, r)); /* r: hreq_init's job */
     slot->job = j;
   }
   int step = 0;
