@@ -23,18 +23,9 @@
 #include "src/base/codec.h"
 
 int list_limit(struct req *r, const char *name, unsigned cap, unsigned *out) {
-  const char *v = req_param(r, name);
-  *out = cap;
-  if (!v)
-    return 0;
-  unsigned long long n = 0;
-  const char *p = v;
-  for (; *p >= '0' && *p <= '9' && n <= 1000000; p++)
-    n = n * 10 + (unsigned)(*p - '0');
-  if (!*v || *p)
+  if (rp_list_limit(req_param(r, name), cap, out) != 0)
     return req_fail(r, 400, "InvalidArgument",
                     "%s must be a non-negative integer", name);
-  *out = n < cap ? (unsigned)n : cap;
   return 0;
 }
 

@@ -618,10 +618,13 @@ enum MHD_Result h_list_parts(struct req *r) {
   const char *pm = req_param(r, "part-number-marker");
   if (list_limit(r, "max-parts", 1000, &max) != 0)
     return srv_fail(r);
-  if (pm && *pm && (sscanf(pm, "%u", &marker) != 1 || marker > SRV_MAX_PARTS))
+  uint64_t pm_v = 0;
+  if (pm && *pm &&
+      (rp_parse_u64(pm, strlen(pm), &pm_v) != 0 || pm_v > SRV_MAX_PARTS))
     return srv_error(r, 400, "InvalidArgument",
                      "part-number-marker must be an integer from 0 to "
                      "10000");
+  marker = (unsigned)pm_v;
   if (!st_bucket_exists(r->srv, r->bucket))
     return srv_error(r, 404, "NoSuchBucket",
                      "The specified bucket does not exist");

@@ -190,6 +190,8 @@ enum MHD_Result srv_queue(struct req *r, int http, struct MHD_Response *resp) {
   MHD_add_response_header(resp, "x-amz-request-id", r->id);
   MHD_add_response_header(resp, "x-amz-id-2", r->id);
   MHD_add_response_header(resp, "Server", SRV_NAME);
+  if (r->close_conn)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
   if (http < 300)
     cks_answer_headers(r, resp); /* the checksum echoes (checksums.c) */
   if (r->fault.action == FA_CRASH_AFTER && http < 300) {

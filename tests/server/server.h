@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "reqparse.h"
 #include "s3/crypto.h"
 #include "src/base/buf.h"
 
@@ -142,11 +143,6 @@ struct fault_hit {
   uint64_t rule_id; /* the rule that fired (faults_add_sent) */
 };
 
-struct srv_param {
-  char *name;
-  char *value; /* NULL for a bare name ("?uploads") */
-};
-
 struct srv_header {
   const char *name; /* as MHD keeps them, valid for the request */
   const char *value;
@@ -161,7 +157,7 @@ struct req {
   char *raw_uri;         /* the request target exactly as received */
   char *raw_path;        /* up to '?' (undecoded: the canonical URI) */
   const char *raw_query; /* after '?', "" when none */
-  struct srv_param *params;
+  struct rp_param *params; /* reqparse.h */
   size_t n_params;
   struct srv_header *hdrs;
   size_t n_hdrs;
@@ -172,6 +168,7 @@ struct req {
   double t0;
   enum req_state state;
   int http_status;
+  int close_conn; /* the answer closes the connection (bad framing) */
   uint64_t bytes_in, bytes_out;
 
   /* auth.c */
