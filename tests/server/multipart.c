@@ -207,10 +207,8 @@ int upload_part_begin(struct req *r) {
   if (!has_body_length(r))
     return req_fail(r, 411, "MissingContentLength",
                     "You must provide the Content-Length HTTP header.");
-  if (r->expect_len > SRV_MAX_PUT)
-    return req_fail(r, 400, "EntityTooLarge",
-                    "Your proposed upload exceeds the maximum allowed size "
-                    "(5 GiB per part).");
+  if (r->expect_len > r->srv->max_put)
+    return too_large(r);
   return body_begin_file(r);
 }
 

@@ -105,6 +105,13 @@ static enum MHD_Result missing(struct req *r) {
 
 /* ---- PutObject ---------------------------------------------------------- */
 
+int too_large(struct req *r) {
+  return req_fail(r, 400, "EntityTooLarge",
+                  "Your proposed upload exceeds the maximum allowed size "
+                  "(%llu bytes for one PUT or part; use a multipart upload).",
+                  (unsigned long long)r->srv->max_put);
+}
+
 int has_body_length(const struct req *r) {
   const char *te = req_header(r, "Transfer-Encoding");
   return req_header(r, "Content-Length") || (te && strcasestr(te, "chunked"));
@@ -114,10 +121,8 @@ int put_object_begin(struct req *r) {
   if (!has_body_length(r))
     return req_fail(r, 411, "MissingContentLength",
                     "You must provide the Content-Length HTTP header.");
-  if (r->expect_len > SRV_MAX_PUT)
-    return req_fail(r, 400, "EntityTooLarge",
-                    "Your proposed upload exceeds the maximum allowed size "
-                    "(5 GiB for one PUT; use a multipart upload).");
+  if (r->expect_len > r->srv->max_put)
+    return too_large(r);
   return body_begin_file(r);
 }
 

@@ -49,6 +49,7 @@ struct server {
   int rdma_auto; /* --rdma auto: accepted; behaves like off in this build */
   const char *rdma_device;
   uint64_t min_part_size;
+  uint64_t max_put; /* --max-put-size: one PUT or part, SRV_MAX_PUT at most */
   unsigned threads;
   char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
   struct faults *faults;

@@ -1,5 +1,7 @@
 /* test_strict.c - hipobj-server refuses what it cannot read one way only:
- * two Content-Length headers, a NUL in the query, malformed SigV4 fields
+ * bodies past their limits (an HTTP-chunked PutObject above the largest
+ * PUT, an aws-chunked body longer than its declared decoded length), two
+ * Content-Length headers, a NUL in the query, malformed SigV4 fields
  * (SignedHeaders, the credential scope, X-Amz-Expires), Range numbers
  * beyond 64 bits, malformed list limits. Each test names the lax
  * behaviour it replaced. */
@@ -12,6 +14,8 @@
 #include "s3/sigv4.h"
 #include "src/base/buf.h"
 
+#define MAX_PUT (1u << 20) /* --max-put-size of these tests */
+
 static struct server_proc srv;
 static struct hipobj_client *cli;
 static struct hipobj_error *err;
@@ -19,7 +23,8 @@ static struct hipobj_error *err;
 static void setup(void) {
   hipobj_global_init();
   hipobj_error_create(&err);
-  srv_start(&srv, NULL, NULL);
+  const char *const extra[] = {"--max-put-size", "1MiB", NULL};
+  srv_start(&srv, NULL, extra);
   cli = mk_client(srv.url, NULL, NULL, 0);
   cr_assert_eq(hipobj_s3_create_bucket(cli, T_BUCKET, err), HIPOBJ_OK);
   struct hipobj_mem m = hipobj_mem_host((void *)"0123456789", 10);
@@ -48,6 +53,76 @@ static int status_of(const char *method, const char *target) {
   int st = r.status;
   resp_free(&r);
   return st;
+}
+
+/* ---- body limits ----------------------------------------------------------
+ */
+
+/* An HTTP-chunked body of n bytes in one chunk (no Content-Length). */
+static void te_chunked_put(const char *target, size_t n, struct http_resp *r) {
+  struct hbuf b = HBUF_INIT;
+  char *data = malloc(n);
+  fill_pattern(data, n, 7);
+  hbuf_printf(&b, "%zx\r\n", n);
+  hbuf_append(&b, data, n);
+  hbuf_puts(&b, "\r\n0\r\n\r\n");
+  free(data);
+  const char *hdrs[] = {"Transfer-Encoding: chunked", NULL};
+  send_req(target,
+           (struct sreq){.method = "PUT",
+                         .unsigned_hdrs = hdrs,
+                         .payload_hash = "UNSIGNED-PAYLOAD",
+                         .body = b.data,
+                         .len = b.len},
+           r);
+  hbuf_free(&b);
+}
+
+/* Was: the limit held only for Content-Length, so an HTTP-chunked PUT (no
+ * length declared) stored 5 GiB + 1 MiB. Mutation tried: the check in
+ * body.c emit() removed: 200 and the object stored. */
+Test(strict, http_chunked_put_above_the_limit) {
+  struct http_resp r;
+  te_chunked_put("/bkt/big", MAX_PUT + 1, &r);
+  expect_s3_error(&r, 400, "EntityTooLarge", NULL);
+  cr_expect_eq(status_of("HEAD", "/bkt/big"), 404, "nothing stored");
+  te_chunked_put("/bkt/fits", MAX_PUT, &r);
+  cr_expect_eq(r.status, 200, "%s", r.body);
+  resp_free(&r);
+  cr_expect_eq(status_of("HEAD", "/bkt/fits"), 200);
+}
+
+/* Was: an aws-chunked body could decode to more than its
+ * x-amz-decoded-content-length, every byte written, and failed only at
+ * its end with "You did not provide the number of bytes". Mutation
+ * tried: the decoded-length check in emit() removed: that other message,
+ * after the whole body. */
+Test(strict, aws_chunked_longer_than_declared) {
+  size_t n = 256 * 1024;
+  struct hbuf b = HBUF_INIT;
+  char *data = malloc(n);
+  fill_pattern(data, n, 3);
+  hbuf_printf(&b, "%zx\r\n", n);
+  hbuf_append(&b, data, n);
+  hbuf_puts(&b, "\r\n0\r\n\r\n");
+  free(data);
+  const char *hdrs[] = {"content-encoding: aws-chunked",
+                        "x-amz-decoded-content-length: 10", NULL};
+  char cl[48];
+  snprintf(cl, sizeof cl, "Content-Length: %zu", b.len);
+  const char *framing[] = {cl, NULL};
+  struct http_resp r;
+  send_req("/bkt/over",
+           (struct sreq){.method = "PUT",
+                         .hdrs = hdrs,
+                         .unsigned_hdrs = framing,
+                         .payload_hash = "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+                         .body = b.data,
+                         .len = b.len},
+           &r);
+  hbuf_free(&b);
+  expect_s3_error(&r, 400, "IncompleteBody", "decodes to more than the 10");
+  cr_expect_eq(status_of("HEAD", "/bkt/over"), 404);
 }
 
 /* ---- framing and query ----------------------------------------------------
