@@ -326,6 +326,14 @@ static int header_phase(struct req *r, enum MHD_Result *res) {
                  "The specified bucket is not valid.");
       else if (r->key && strlen(r->key) > SRV_MAX_KEY)
         req_fail(r, 400, "KeyTooLongError", "Your key is too long");
+      else if (r->key && (r->op == OP_PUT_OBJECT || r->op == OP_CREATE_MPU) &&
+               !xml_text_ok(r->key))
+        /* Listings and answers name keys in XML 1.0: a key it cannot
+         * carry would make them ill-formed (xmlw.c). */
+        req_fail(r, 400, "InvalidArgument",
+                 "The key holds a control character or bytes that are not "
+                 "UTF-8, which XML 1.0 cannot carry; hipobj-server does not "
+                 "store such keys.");
     }
     if (r->op != OP_ADMIN && !r->fault_evaluated) {
       faults_evaluate(s->faults, r);

@@ -107,10 +107,10 @@ done:
 }
 
 void owner_xml(struct hbuf *x, const char *el, const struct req *r) {
-  hbuf_printf(x, "<%s>", el);
+  xml_open(x, el);
   xml_el(x, "ID", r->cred->access_key);
   xml_el(x, "DisplayName", r->cred->access_key);
-  hbuf_printf(x, "</%s>", el);
+  xml_close(x, el);
 }
 
 /* ---- CreateMultipartUpload ---------------------------------------------- */
@@ -357,9 +357,11 @@ static enum MHD_Result complete_result(struct req *r, const char *etag,
   struct hbuf x = HBUF_INIT;
   const char *host = req_header(r, "Host");
   xml_begin(&x, "CompleteMultipartUploadResult");
-  hbuf_printf(&x, "<Location>http://%s", host ? host : "localhost");
-  xml_esc(&x, r->raw_path);
-  hbuf_puts(&x, "</Location>");
+  /* The Host header is the client's text: escaped like any other. */
+  struct hbuf loc = HBUF_INIT;
+  hbuf_printf(&loc, "http://%s%s", host ? host : "localhost", r->raw_path);
+  xml_el(&x, "Location", hbuf_str(&loc));
+  hbuf_free(&loc);
   xml_el(&x, "Bucket", r->bucket);
   xml_el(&x, "Key", r->key);
   xml_el(&x, "ETag", etag);
@@ -677,14 +679,14 @@ enum MHD_Result h_list_parts(struct req *r) {
       continue;
     char when[32];
     srv_iso8601(pm_.mtime_ms, when);
-    hbuf_puts(&items, "<Part>");
+    xml_open(&items, "Part");
     xml_el_u64(&items, "PartNumber", nums[i]);
     xml_el(&items, "LastModified", when);
     xml_el(&items, "ETag", pm_.etag);
     xml_el_u64(&items, "Size", pm_.size);
     if (alg && pm_.cksum[0])
       checksum_el(&items, alg, pm_.cksum);
-    hbuf_puts(&items, "</Part>");
+    xml_close(&items, "Part");
     meta_free(&pm_);
     last = nums[i];
     listed++;

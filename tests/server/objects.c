@@ -360,17 +360,17 @@ enum MHD_Result h_delete_objects(struct req *r) {
                  : st_obj_delete(r->srv, r->bucket, d.keys[i]);
     if (rc == 0) {
       if (!d.quiet) {
-        hbuf_puts(&x, "<Deleted>");
+        xml_open(&x, "Deleted");
         xml_el(&x, "Key", d.keys[i]);
-        hbuf_puts(&x, "</Deleted>");
+        xml_close(&x, "Deleted");
       }
     } else {
-      hbuf_puts(&x, "<Error>");
+      xml_open(&x, "Error");
       xml_el(&x, "Key", d.keys[i]);
       xml_el(&x, "Code",
              rc == -ENAMETOOLONG ? "KeyTooLongError" : "InternalError");
       xml_el(&x, "Message", strerror(-rc));
-      hbuf_puts(&x, "</Error>");
+      xml_close(&x, "Error");
     }
   }
   xml_end(&x, "DeleteResult");

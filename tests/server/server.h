@@ -155,9 +155,9 @@ struct req {
   struct server *srv;
   struct MHD_Connection *conn;
   const char *method;
-  char *raw_uri;         /* the request target exactly as received */
-  char *raw_path;        /* up to '?' (undecoded: the canonical URI) */
-  const char *raw_query; /* after '?', "" when none */
+  char *raw_uri;           /* the request target exactly as received */
+  char *raw_path;          /* up to '?' (undecoded: the canonical URI) */
+  const char *raw_query;   /* after '?', "" when none */
   struct rp_param *params; /* reqparse.h */
   size_t n_params;
   struct srv_header *hdrs;
@@ -247,10 +247,18 @@ const char *srv_fault_code(const struct req *r);
  * ends, streamed (never buffered) until the client goes away. */
 enum MHD_Result srv_endless(struct req *r);
 
-/* xmlw.c */
+/* xmlw.c: every document the server sends is written with these. Element
+ * names are literals of this server; text is escaped so that the document
+ * is always well-formed (see xmlw.c). */
 void xml_begin(struct hbuf *b, const char *root);
+/* The same without the S3 namespace, as S3 writes <Error>. */
+void xml_begin_bare(struct hbuf *b, const char *root);
 void xml_end(struct hbuf *b, const char *root);
+void xml_open(struct hbuf *b, const char *name);
+void xml_close(struct hbuf *b, const char *name);
 void xml_esc(struct hbuf *b, const char *s);
+/* 1 when s is UTF-8 made only of characters XML 1.0 can carry. */
+int xml_text_ok(const char *s);
 void xml_el(struct hbuf *b, const char *name, const char *text);
 void xml_el_u64(struct hbuf *b, const char *name, uint64_t v);
 void xml_el_key(struct hbuf *b, const char *name, const char *text,
