@@ -181,6 +181,14 @@ static void classify(struct hreq *r) {
   }
   long http = resp->status;
   if (http >= 200 && http < 300) {
+    /* An ETag goes back in If-Match and Complete: one S3 would never send
+     * is refused here, naming the step, before any reuse. */
+    if (resp->etag[0] && !s3_etag_ok(resp->etag)) {
+      r->status = herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
+                           "the answer's ETag is not a quoted string of "
+                           "printable ASCII, as S3 sends");
+      return;
+    }
     r->status = check_crc32c_echo(r);
     if (r->status == HIPOBJ_OK && r->check)
       r->status = r->check(r, err);
