@@ -222,6 +222,13 @@ static void classify(struct hreq *r) {
     hstrlcpy(xe.message, "Not Found", sizeof xe.message);
   }
   const char *rid = xe.request_id[0] ? xe.request_id : resp->request_id;
+  char moved[sizeof xe.message];
+  if (s3_http_redirect_text(resp, moved, sizeof moved)) {
+    /* Not a malformed answer: the bucket lives at another endpoint. */
+    r->status = herr_set_s3(err, HIPOBJ_E_CONFIG, r->op_name, (int)http,
+                            xe.code, moved, rid);
+    return;
+  }
   r->status = herr_status_from_http((int)http, xe.code);
   herr_set_s3(err, r->status, r->op_name, (int)http, xe.code, xe.message, rid);
 }

@@ -2,7 +2,9 @@
  * server sends, against the scripted server (real libcurl and sockets):
  * ETags that S3 would never send (a control character, a CR) are refused
  * before they are sent back in If-Match or a Complete body, naming the
- * step; a Complete body that cannot be written is never sent empty. Links the internal library to record a
+ * step; a Complete body that cannot be written is never sent empty; a
+ * redirect is reported as one, naming where it points, and never followed
+ * with the request's signature. Links the internal library to record a
  * part as the RDMA path or a resumed upload would. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -124,5 +126,62 @@ Test(answers, etag_with_a_cr) {
                                               "a CR or LF") != NULL,
             "%s", hipobj_error_message(err));
   cr_expect_eq(mini_count(srv), 1);
+  stop();
+}
+
+#define MOVED_BODY                                                             \
+  "<Error><Code>PermanentRedirect</Code><Message>The bucket you are "          \
+  "attempting to access must be addressed using the specified endpoint."       \
+  "</Message></Error>"
+
+/* Was: "malformed answer" (HIPOBJ_E_PROTOCOL). Now a redirect names where
+ * it points, as a configuration problem. Mutation tried: the redirect
+ * branch in classify() removed: HIPOBJ_E_PROTOCOL. */
+Test(answers, permanent_redirect_names_the_host) {
+  char raw[600];
+  snprintf(raw, sizeof raw,
+           "HTTP/1.1 301 Moved Permanently\r\nLocation: "
+           "https://user:secret@bkt.s3.eu-west-1.amazonaws.com/k\r\n"
+           "x-amz-bucket-region: eu-west-1\r\nContent-Length: %zu\r\n\r\n%s",
+           strlen(MOVED_BODY), MOVED_BODY);
+  const struct mini_reply script[] = {{raw, 0}};
+  start(script, 1);
+  cr_expect_eq(get_small(), HIPOBJ_E_CONFIG);
+  const char *msg = hipobj_error_message(err);
+  cr_expect(strstr(msg, "PermanentRedirect (301): redirected to "
+                        "bkt.s3.eu-west-1.amazonaws.com (region eu-west-1)"),
+            "%s", msg);
+  cr_expect(!strstr(msg, "secret"), "%s", msg);
+  cr_expect_eq(hipobj_error_http_status(err), 301);
+  stop();
+}
+
+/* A 307 to another server is not followed: that server sees nothing (it
+ * would get the signature). A HEAD has no body to name the code. A
+ * Location with control characters is shown with them replaced. */
+Test(answers, temporary_redirect_is_not_followed) {
+  static const struct mini_reply other_script[] = {
+      {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"e\"\r\n\r\nhello", 0}};
+  struct mini_server *other = mini_start(other_script, 1);
+  char raw[2][400];
+  snprintf(raw[0], sizeof raw[0],
+           "HTTP/1.1 307 Temporary Redirect\r\nLocation: %s/bkt/k\r\n"
+           "Content-Length: 0\r\n\r\n",
+           mini_url(other));
+  snprintf(raw[1], sizeof raw[1],
+           "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
+           "http://ev\x1b[2Jil.example/k\r\nContent-Length: 0\r\n\r\n");
+  const struct mini_reply script[] = {{raw[0], 0}, {raw[1], 0}};
+  start(script, 2);
+  cr_expect_eq(get_small(), HIPOBJ_E_CONFIG);
+  cr_expect(strstr(hipobj_error_message(err),
+                   mini_url(other) + strlen("http://")) != NULL,
+            "%s", hipobj_error_message(err));
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  cr_expect_eq(hipobj_s3_head(cli, "bkt", "k", &info, err), HIPOBJ_E_CONFIG);
+  const char *msg = hipobj_error_message(err);
+  cr_expect(strstr(msg, "redirected to ev?[2Jil.example") != NULL, "%s", msg);
+  cr_expect_eq(mini_count(other), 0, "the redirect was followed");
+  mini_stop(other);
   stop();
 }
