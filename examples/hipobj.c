@@ -66,6 +66,8 @@ static const char usage_text[] =
     "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, "
     "AWS_REGION,\n"
     "AWS_ENDPOINT_URL, AWS_PROFILE) and the AWS config files.\n"
+    "Text output shows control characters and bytes that are not UTF-8 as\n"
+    "\\xNN (--json for the exact names).\n"
     "Exit status: 0 success, 1 failure, 2 bad usage.\n";
 
 enum opt_id {

@@ -70,6 +70,16 @@ char *s3_url(const char *bucket, const char *key);
  * cannot hold it. Returns 0 or an errno. */
 int reserve_space(int fd, size_t size);
 
+/* Terminal-safe text: every control character (C0, DEL, C1) and every byte
+ * that is not UTF-8 in text from outside the tool (keys, server messages,
+ * paths) becomes \xNN. cli_escape writes at most cap - 1 bytes and a NUL
+ * and returns the length; cli_print formats, escapes all but a final
+ * newline, and writes to f. Every line the tool prints goes through them
+ * (JSON has its own escaping, json_*). */
+size_t cli_escape(const char *text, char *out, size_t cap);
+void cli_print(FILE *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* The cause of a library failure as text: the S3 code, HTTP status and
  * message ("NoSuchKey (404): The specified key does not exist."). */
 void describe_error(const struct cli *c, const struct hipobj_error *err,
@@ -127,8 +137,8 @@ void signals_set_soft(int on);
  * progress line. */
 struct progress {
   int enabled;
-  const char *label; /* borrowed; shown after the numbers */
-  uint64_t total;    /* 0: unknown */
+  char label[256]; /* shown after the numbers, escaped (cli_escape) */
+  uint64_t total;  /* 0: unknown */
   atomic_uint_fast64_t done;
   atomic_int counting; /* set by the first progress_add() */
   double start;

@@ -113,7 +113,7 @@ static int cp_done(const struct cli *c, struct progress *p, const char *verb,
     json_str(f, "data_path", hipobj_data_path_name(s->path));
     json_end(f);
   } else if (!c->quiet && !data_on_stdout) {
-    printf("%s: %s to %s\n", verb, s->src, s->dst);
+    cli_print(stdout, "%s: %s to %s\n", verb, s->src, s->dst);
   }
   return 0;
 }
