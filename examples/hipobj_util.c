@@ -345,8 +345,24 @@ volatile sig_atomic_t cli_interrupted;
 static char temp_path[4096];
 static volatile sig_atomic_t temp_set;
 static volatile sig_atomic_t soft_mode;
+/* The self-pipe: a soft interruption (and a finished transfer,
+ * hipobj_wait.c) writes a byte, which wakes the main thread in poll(). */
+static int wake_pipe[2] = {-1, -1};
 
-/* Only async-signal-safe calls here: unlink, write, signal, raise. */
+void signals_wake(void) {
+  if (wake_pipe[1] >= 0) {
+    ssize_t w = write(wake_pipe[1], "w", 1); /* full: already woken */
+    (void)w;
+  }
+}
+
+int signals_wake_fd(void) {
+  return wake_pipe[0];
+}
+
+/* Only async-signal-safe calls here: unlink, write, signal, raise. The
+ * library is never called from here: the main thread, woken through the
+ * pipe, cancels what runs. */
 static void on_signal(int sig) {
   int saved = errno;
   cli_interrupted = sig;
@@ -354,6 +370,7 @@ static void on_signal(int sig) {
     unlink(temp_path);
   if (soft_mode) {
     soft_mode = 0; /* a second signal ends the process */
+    signals_wake();
     errno = saved;
     return;
   }
@@ -368,6 +385,8 @@ static void on_signal(int sig) {
 }
 
 void signals_install(void) {
+  if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    wake_pipe[0] = wake_pipe[1] = -1; /* then waits cannot be interrupted */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
