@@ -136,6 +136,46 @@ Test(strict, aws_chunked_longer_than_declared) {
   cr_expect_eq(status_of("HEAD", "/bkt/over"), 404);
 }
 
+/* An unsigned aws-chunked PUT of body (n bytes) declared as decoded. */
+static void aws_chunked_put(const char *target, const char *body, size_t n,
+                            size_t decoded, struct http_resp *r) {
+  char dl[64], cl[48];
+  snprintf(dl, sizeof dl, "x-amz-decoded-content-length: %zu", decoded);
+  snprintf(cl, sizeof cl, "Content-Length: %zu", n);
+  const char *hdrs[] = {"content-encoding: aws-chunked", dl, NULL};
+  const char *framing[] = {cl, NULL};
+  send_req(target,
+           (struct sreq){.method = "PUT",
+                         .hdrs = hdrs,
+                         .unsigned_hdrs = framing,
+                         .payload_hash = "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+                         .body = body,
+                         .len = n},
+           r);
+}
+
+/* Was: chunk sizes went through strtoull, which takes "0x5", and a line
+ * starting with a NUL passed the first-character check and read as the
+ * final chunk. Found while writing tests/fuzz/fuzz_chunked.c. Mutation
+ * tried: strtoull again: 200 for "0x5". */
+Test(strict, aws_chunked_size_lines) {
+  struct http_resp r;
+  static const char ok[] = "5\r\nhello\r\n0\r\n\r\n";
+  aws_chunked_put("/bkt/sizes", ok, sizeof ok - 1, 5, &r);
+  cr_expect_eq(r.status, 200, "%s", r.body);
+  resp_free(&r);
+  static const char hex0x[] = "0x5\r\nhello\r\n0\r\n\r\n";
+  aws_chunked_put("/bkt/sizes-0x", hex0x, sizeof hex0x - 1, 5, &r);
+  expect_s3_error(&r, 400, "IncompleteBody", "chunk size");
+  static const char nul[] = "\0\r\n\r\n";
+  aws_chunked_put("/bkt/sizes-nul", nul, sizeof nul - 1, 0, &r);
+  expect_s3_error(&r, 400, "IncompleteBody", "chunk size");
+  static const char ext[] = "5;x=1\r\nhello\r\n0\r\n\r\n";
+  aws_chunked_put("/bkt/sizes-ext", ext, sizeof ext - 1, 5, &r);
+  expect_s3_error(&r, 400, "IncompleteBody", "chunk size");
+  cr_expect_eq(status_of("HEAD", "/bkt/sizes-0x"), 404);
+}
+
 /* Was: two Content-Length headers were accepted, the first one winning
  * (RFC 7230 3.3.3: 400). Mutation tried: framing_check() skipped: 200. */
 Test(strict, conflicting_content_lengths) {
