@@ -412,15 +412,17 @@ int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
     hreq_cleanup(&r);
     if (rc != HIPOBJ_OK)
       break;
+    /* A page without parts (a fresh upload) is no allocation failure. */
     struct s3_part *grown =
         lp.n ? realloc(all, (n_all + lp.n) * sizeof *all) : all;
-    if (!grown) {
+    if (lp.n && !grown) {
       s3_xml_list_parts_free(&lp);
       rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
       break;
     }
     all = grown;
-    memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
+    if (lp.n)
+      memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
     n_all += lp.n;
     /* A truncated answer must move on, or the list ends early or loops
      * (without NextPartNumberMarker: on from the page's last part). */

@@ -185,3 +185,22 @@ Test(answers, temporary_redirect_is_not_followed) {
   mini_stop(other);
   stop();
 }
+
+/* Was: a page without parts (an upload resumed before its first part)
+ * made hipobj_s3_mpu_list_parts fail with "out of memory" (nothing to
+ * grow the list by read as realloc failing), and copied from a NULL list
+ * (UBSan). Mutation tried: the old check: HIPOBJ_E_OUT_OF_MEMORY. */
+Test(answers, list_parts_of_an_upload_without_parts) {
+  static const struct mini_reply script[] = {
+      {NULL, 0, "200 OK", NULL,
+       "<ListPartsResult><IsTruncated>false</IsTruncated></ListPartsResult>"},
+  };
+  start(script, 1);
+  struct hipobj_mpu *m;
+  cr_assert_eq(hipobj_mpu_open(cli, "bkt", "k", "up1", &m, err), 0);
+  cr_expect_eq(hipobj_s3_mpu_list_parts(m, err), HIPOBJ_OK, "%s",
+               hipobj_error_message(err));
+  cr_expect_eq(hipobj_mpu_part_count(m), 0);
+  hipobj_mpu_free(m);
+  stop();
+}
