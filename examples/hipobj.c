@@ -43,6 +43,8 @@ static const char usage_text[] =
     "                        CPUs, 1 to 8)\n"
     "  --rdma MODE           auto (default: RDMA when possible), off, require\n"
     "  --content-type T      Content-Type of uploaded objects\n"
+    "  --keep-failed-upload  cp: a failed or interrupted multipart upload is\n"
+    "                        kept, not aborted, and its id printed\n"
     "  --integrity MODE      how uploads are checked: auto (default: CRC32C\n"
     "                        part checksums where the server checks them,\n"
     "                        else signed SHA-256), sha256 (always sign the\n"
@@ -66,7 +68,11 @@ static const char usage_text[] =
     "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, "
     "AWS_REGION,\n"
     "AWS_ENDPOINT_URL, AWS_PROFILE) and the AWS config files.\n"
-    "Exit status: 0 success, 1 failure, 2 bad usage.\n";
+    "Text output shows control characters and bytes that are not UTF-8 as\n"
+    "\\xNN (--json for the exact names).\n"
+    "Exit status: 0 success, 1 failure, 2 bad usage, 130 (SIGINT) or 143\n"
+    "(SIGTERM) when interrupted: cp then cancels the transfer, aborts a\n"
+    "multipart upload (see --keep-failed-upload) and removes partial files.\n";
 
 enum opt_id {
   OPT_ENDPOINT,
@@ -78,6 +84,7 @@ enum opt_id {
   OPT_IO_THREADS,
   OPT_RDMA,
   OPT_CONTENT_TYPE,
+  OPT_KEEP_FAILED,
   OPT_NO_VERIFY,
   OPT_UNSIGNED,
   OPT_INTEGRITY,
@@ -106,6 +113,7 @@ static const struct option_def {
     {"io-threads", 0, 1, OPT_IO_THREADS},
     {"rdma", 0, 1, OPT_RDMA},
     {"content-type", 0, 1, OPT_CONTENT_TYPE},
+    {"keep-failed-upload", 0, 0, OPT_KEEP_FAILED},
     {"no-verify-ssl", 0, 0, OPT_NO_VERIFY},
     {"unsigned-payload", 0, 0, OPT_UNSIGNED},
     {"integrity", 0, 1, OPT_INTEGRITY},
@@ -184,6 +192,9 @@ static int apply_option(struct cli *c, const struct option_def *o,
       c->rdma = HIPOBJ_RDMA_REQUIRE;
     else
       return report_usage("--rdma: '%s' is not auto, off or require", value);
+    break;
+  case OPT_KEEP_FAILED:
+    c->keep_failed_upload = 1;
     break;
   case OPT_NO_VERIFY:
     c->no_verify_ssl = 1;

@@ -402,8 +402,8 @@ static int gpu_setup(struct bench *b) {
       return 1;
     snprintf(why[i], sizeof why[i], "%s", hipobj_error_message(b->err));
   }
-  fprintf(stderr, "hipobj bench: skipping --memory gpu: HIP: %s; CUDA: %s\n",
-          why[0], why[1]);
+  cli_print(stderr, "hipobj bench: skipping --memory gpu: HIP: %s; CUDA: %s\n",
+            why[0], why[1]);
   return 0;
 }
 
@@ -729,12 +729,12 @@ static int bench_main(struct bench *b) {
   else if (strcmp(hipobj_error_s3_code(b->err), "BucketAlreadyOwnedByYou"))
     rc = report_lib(b->c, b->bucket, b->err);
   if (!rc && !b->c->quiet)
-    fprintf(stderr,
-            "hipobj bench: %s, bucket %s, %u run(s) after %u warm-up, "
-            "rdma %s, %ld CPU(s), libhipobj %s\n",
-            hipobj_client_endpoint(cl), b->bucket, b->runs, b->warmup,
-            rdma_names[b->rdma], sysconf(_SC_NPROCESSORS_ONLN),
-            hipobj_version());
+    cli_print(stderr,
+              "hipobj bench: %s, bucket %s, %u run(s) after %u warm-up, "
+              "rdma %s, %ld CPU(s), libhipobj %s\n",
+              hipobj_client_endpoint(cl), b->bucket, b->runs, b->warmup,
+              rdma_names[b->rdma], sysconf(_SC_NPROCESSORS_ONLN),
+              hipobj_version());
   signals_set_soft(1); /* a first Ctrl-C stops at the next transfer */
   if (!rc && b->small_count) {
     struct bcase k = {b->small_size, 1, 1, b->small_count, 1, 0, "small-"};

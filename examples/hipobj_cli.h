@@ -13,9 +13,10 @@
 #include "hipobj.h"
 
 /* Exit statuses: 0 success, 1 the operation failed, 2 bad command line,
- * 130 interrupted (as a shell reports SIGINT). */
+ * 128 + the signal when interrupted (as a shell reports a death by it:
+ * 130 for SIGINT, 143 for SIGTERM). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
-#define CLI_EXIT_INTERRUPTED 130
+#define CLI_EXIT_INTERRUPTED (cli_interrupted ? 128 + cli_interrupted : 130)
 #define CLI_EXIT_PIPE 141
 
 /* Everything the command line sets, plus the live client. */
@@ -33,6 +34,7 @@ struct cli {
   enum hipobj_rdma_policy rdma; /* --rdma; 0: library default */
   int no_verify_ssl;
   enum hipobj_integrity integrity; /* --integrity, --unsigned-payload */
+  int keep_failed_upload; /* --keep-failed-upload: cp keeps and names it */
   int json;
   int quiet;
   int debug;
@@ -69,6 +71,16 @@ char *s3_url(const char *bucket, const char *key);
 /* Makes a download of size bytes into fd fail at once when the file system
  * cannot hold it. Returns 0 or an errno. */
 int reserve_space(int fd, size_t size);
+
+/* Terminal-safe text: every control character (C0, DEL, C1) and every byte
+ * that is not UTF-8 in text from outside the tool (keys, server messages,
+ * paths) becomes \xNN. cli_escape writes at most cap - 1 bytes and a NUL
+ * and returns the length; cli_print formats, escapes all but a final
+ * newline, and writes to f. Every line the tool prints goes through them
+ * (JSON has its own escaping, json_*). */
+size_t cli_escape(const char *text, char *out, size_t cap);
+void cli_print(FILE *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* The cause of a library failure as text: the S3 code, HTTP status and
  * message ("NoSuchKey (404): The specified key does not exist."). */
@@ -110,12 +122,33 @@ void fmt_bytes(uint64_t n, char *buf, size_t len);
 
 /* Signals. SIGINT/SIGTERM/SIGHUP remove the registered temp file (so a
  * killed download leaves nothing behind) and then end the process; while
- * "soft" interruption is on, the first one only sets cli_interrupted so the
- * current step can clean up (e.g. abort a multipart upload). */
+ * "soft" interruption is on, the first one only sets cli_interrupted and
+ * wakes the main thread (signals_wake_fd() becomes readable) so the
+ * current step can clean up (cancel the transfer, abort a multipart
+ * upload); a second one ends the process. */
 extern volatile sig_atomic_t cli_interrupted;
 void signals_install(void);
 void signals_set_temp(const char *path); /* NULL to clear */
 void signals_set_soft(int on);
+int signals_wake_fd(void); /* -1 when the pipe could not be made */
+void signals_wake(void);   /* async-signal-safe; any thread */
+
+/* hipobj_wait.c ------------------------------------------------------------ */
+
+struct progress;
+
+/* GET and PUT through the asynchronous API, waited for on the main thread
+ * in poll(): the library's progress callback feeds p, and a soft
+ * interruption cancels the transfer (in-flight requests stop; a multipart
+ * upload is aborted unless opts keep it, its id then in res->upload_id).
+ * Soft interruption is on while they run. Return the transfer's status
+ * (HIPOBJ_E_CANCELLED when interrupted), the cause in c->err. */
+int xfer_get(struct cli *c, struct progress *p, const char *bucket,
+             const char *key, const struct hipobj_mem *mem,
+             const struct hipobj_get_opts *go, struct hipobj_xfer_result *res);
+int xfer_put(struct cli *c, struct progress *p, const char *bucket,
+             const char *key, const struct hipobj_mem *mem,
+             const struct hipobj_put_opts *po, struct hipobj_xfer_result *res);
 
 /* hipobj_progress.c -------------------------------------------------------- */
 
@@ -127,8 +160,8 @@ void signals_set_soft(int on);
  * progress line. */
 struct progress {
   int enabled;
-  const char *label; /* borrowed; shown after the numbers */
-  uint64_t total;    /* 0: unknown */
+  char label[256]; /* shown after the numbers, escaped (cli_escape) */
+  uint64_t total;  /* 0: unknown */
   atomic_uint_fast64_t done;
   atomic_int counting; /* set by the first progress_add() */
   double start;

@@ -1,6 +1,7 @@
 /* hipobj_cmds.c - the small commands of the `hipobj` tool: ls, rm, mb, rb
  * and stat. Each checks its arguments, connects, makes its call(s) and
- * prints either text (like `aws s3`) or one JSON object per item. */
+ * prints either text (like `aws s3`, through cli_print: a key's control
+ * characters are shown as \xNN) or one JSON object per item. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ static void print_page(const struct cli *c, const struct hipobj_list_page *pg,
       json_str(stdout, "prefix", p);
       json_end(stdout);
     } else {
-      printf("%30s %s\n", "PRE", shown_name(c, prefix, dirlen, p));
+      cli_print(stdout, "%30s %s\n", "PRE", shown_name(c, prefix, dirlen, p));
     }
   }
   size_t n = hipobj_list_page_count(pg);
@@ -75,8 +76,8 @@ static void print_page(const struct cli *c, const struct hipobj_list_page *pg,
       json_end(stdout);
     } else {
       fmt_local_time(mtime, when, sizeof when);
-      printf("%s %10" PRIu64 " %s\n", when, size,
-             shown_name(c, prefix, dirlen, key));
+      cli_print(stdout, "%s %10" PRIu64 " %s\n", when, size,
+                shown_name(c, prefix, dirlen, key));
     }
   }
 }
@@ -211,7 +212,7 @@ static int simple_done(const struct cli *c, const char *op, const char *verb,
     json_double(stdout, "seconds", now_seconds() - start, 3);
     json_end(stdout);
   } else if (!c->quiet) {
-    printf("%s: %s\n", verb, target);
+    cli_print(stdout, "%s: %s\n", verb, target);
   }
   return 0;
 }
@@ -295,13 +296,14 @@ int cmd_stat(struct cli *c, int argc, char **argv) {
       fmt_local_time(info.last_modified, when, sizeof when);
     else
       snprintf(when, sizeof when, "%s", "unknown");
-    printf("Name:          %s\n"
-           "Size:          %" PRIu64 "\n"
-           "ETag:          %s\n"
-           "Last modified: %s\n"
-           "Content type:  %s\n",
-           loc.arg, info.size, info.etag, when,
-           *info.content_type ? info.content_type : "-");
+    cli_print(stdout,
+              "Name:          %s\n"
+              "Size:          %" PRIu64 "\n"
+              "ETag:          %s\n"
+              "Last modified: %s\n"
+              "Content type:  %s\n",
+              loc.arg, info.size, info.etag, when,
+              *info.content_type ? info.content_type : "-");
   }
   loc_free(&loc);
   return 0;

@@ -15,6 +15,10 @@
  *   step-by-step multipart API, aborted on any failure.
  * Downloads pin the ETag read by HEAD with If-Match, so an object replaced
  * mid-transfer fails the copy instead of mixing two versions.
+ * Interrupted (SIGINT, SIGTERM) during a transfer, cp cancels it through
+ * the library (hipobj_wait.c): a multipart upload is aborted (or, with
+ * --keep-failed-upload, kept and its id printed), a download's temp file
+ * removed, and the exit status is 128 + the signal.
  * With --gpu the data passes through the memory of one GPU: downloads land
  * in GPU memory and are copied out to the file, uploads are copied from the
  * file into GPU memory first (both through one chunk-sized host buffer), so the
@@ -29,42 +33,6 @@
 #include <unistd.h>
 
 #include "hipobj_cli.h"
-
-/* GET/PUT through the asynchronous API so the library's progress callback
- * drives the progress line; the tool still waits for each transfer. */
-static int get_with_progress(struct cli *c, struct progress *p,
-                             const char *bucket, const char *key,
-                             const struct hipobj_mem *mem,
-                             const struct hipobj_get_opts *go,
-                             struct hipobj_xfer_result *res) {
-  struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
-  xo.progress = progress_from_library;
-  xo.user = p;
-  struct hipobj_xfer *x = NULL;
-  int st =
-      hipobj_s3_get_start(c->client, bucket, key, mem, go, &xo, &x, c->err);
-  if (st == HIPOBJ_OK)
-    st = hipobj_xfer_wait(x, res, c->err);
-  hipobj_xfer_free(x);
-  return st;
-}
-
-static int put_with_progress(struct cli *c, struct progress *p,
-                             const char *bucket, const char *key,
-                             const struct hipobj_mem *mem,
-                             const struct hipobj_put_opts *po,
-                             struct hipobj_xfer_result *res) {
-  struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
-  xo.progress = progress_from_library;
-  xo.user = p;
-  struct hipobj_xfer *x = NULL;
-  int st =
-      hipobj_s3_put_start(c->client, bucket, key, mem, po, &xo, &x, c->err);
-  if (st == HIPOBJ_OK)
-    st = hipobj_xfer_wait(x, res, c->err);
-  hipobj_xfer_free(x);
-  return st;
-}
 
 #define DEFAULT_CHUNK                                                          \
   ((uint64_t)8 << 20)    /* the library's default part size                    \
@@ -113,21 +81,38 @@ static int cp_done(const struct cli *c, struct progress *p, const char *verb,
     json_str(f, "data_path", hipobj_data_path_name(s->path));
     json_end(f);
   } else if (!c->quiet && !data_on_stdout) {
-    printf("%s: %s to %s\n", verb, s->src, s->dst);
+    cli_print(stdout, "%s: %s to %s\n", verb, s->src, s->dst);
   }
   return 0;
 }
 
-/* Ends a failed copy: erase the display, then the one error line. */
+/* What to say of a multipart upload kept on failure (upload_id "" when
+ * none was kept). */
+static void kept_text(const char *upload_id, char *out, size_t cap) {
+  out[0] = '\0';
+  if (upload_id && *upload_id)
+    snprintf(out, cap,
+             "; multipart upload %s was kept (--keep-failed-upload): "
+             "resume or abort it",
+             upload_id);
+}
+
+/* Ends a failed copy: erase the display, then the one error line. An
+ * interrupted copy says so and ends with 128 + the signal. */
 static int cp_fail_lib(const struct cli *c, struct progress *p,
-                       const char *subject) {
+                       const char *subject, const char *upload_id) {
   progress_end(p, 0, 0, 0);
-  char cause[1400];
+  char cause[1400], kept[200];
+  kept_text(upload_id, kept, sizeof kept);
+  if (cli_interrupted) {
+    report_msg(subject, "interrupted%s", kept);
+    return CLI_EXIT_INTERRUPTED;
+  }
   describe_error(c, c->err, cause, sizeof cause);
   if (hipobj_error_status(c->err) == HIPOBJ_E_PRECONDITION)
-    return report_msg(subject, "%s (the object changed during the copy)",
-                      cause);
-  return report_msg(subject, "%s", cause);
+    return report_msg(subject, "%s (the object changed during the copy)%s",
+                      cause, kept);
+  return report_msg(subject, "%s%s", cause, kept);
 }
 
 static int cp_fail_errno(struct progress *p, const char *subject, int e) {
@@ -425,7 +410,12 @@ lib_failed:
 failed:
   signals_set_soft(0);
   progress_end(&p, 0, 0, 0);
-  if (mpu && hipobj_s3_mpu_abort(mpu, NULL) != HIPOBJ_OK) {
+  char kept[200];
+  kept_text(mpu && c->keep_failed_upload ? hipobj_mpu_upload_id(mpu) : NULL,
+            kept, sizeof kept);
+  if (kept[0]) {
+    report_msg(subject, "%s%s", cause, kept);
+  } else if (mpu && hipobj_s3_mpu_abort(mpu, NULL) != HIPOBJ_OK) {
     /* Say so: the parts keep costing storage until aborted. */
     report_msg(subject, "%s; multipart upload %s could not be aborted", cause,
                hipobj_mpu_upload_id(mpu));
@@ -478,6 +468,7 @@ static int upload_file(struct cli *c, const struct location *src,
   struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
   po.content_type =
       c->content_type ? c->content_type : guess_content_type(src->arg);
+  po.keep_failed_upload = c->keep_failed_upload;
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   /* The library reads the file itself, in staging-pool chunks. */
   struct hipobj_mem mem = hipobj_mem_file(fd, 0, (size_t)size);
@@ -499,11 +490,11 @@ static int upload_file(struct cli *c, const struct location *src,
   struct cp_stats s = {.src = src->arg, .dst = url, .start = now_seconds()};
   struct progress p;
   progress_begin(&p, c, url, size);
-  int status = put_with_progress(c, &p, dst->bucket, key, &mem, &po, &res);
+  int status = xfer_put(c, &p, dst->bucket, key, &mem, &po, &res);
   hipobj_gpu_free(&dev);
   stats_add(&s, &res);
   if (status != HIPOBJ_OK) {
-    rc = cp_fail_lib(c, &p, url);
+    rc = cp_fail_lib(c, &p, url, res.upload_id);
     goto out;
   }
   s.bytes = size;
@@ -565,7 +556,7 @@ static int download_stream(struct cli *c, const struct location *src, int fd,
     if (st == HIPOBJ_OK && c->use_gpu)
       st = gpu_move(c, &dev, buf, (size_t)res.bytes, 0);
     if (st != HIPOBJ_OK) {
-      rc = cp_fail_lib(c, &p, src->arg);
+      rc = cp_fail_lib(c, &p, src->arg, NULL);
       goto out;
     }
     if (res.bytes != n) {
@@ -622,7 +613,7 @@ static int fetch_into(struct cli *c, const struct location *src, int fd,
   if (c->use_gpu)
     mem = dev; /* the download lands in GPU memory */
   if (st == HIPOBJ_OK)
-    st = get_with_progress(c, p, src->bucket, src->key, &mem, &go, &res);
+    st = xfer_get(c, p, src->bucket, src->key, &mem, &go, &res);
   stats_add(s, &res);
   int rc = 0;
   if (st == HIPOBJ_OK && c->use_gpu && res.bytes == info->size &&
@@ -632,7 +623,7 @@ static int fetch_into(struct cli *c, const struct location *src, int fd,
   if (rc != 0) {
     /* the file write after --gpu failed: reported */
   } else if (st != HIPOBJ_OK) {
-    rc = cp_fail_lib(c, p, src->arg);
+    rc = cp_fail_lib(c, p, src->arg, NULL);
   } else if (res.bytes != info->size) {
     progress_end(p, 0, 0, 0);
     rc =

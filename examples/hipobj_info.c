@@ -96,25 +96,27 @@ static void info_devices(const struct cli *c, const char *platform,
       }
       json_end(stdout);
     } else if (st != HIPOBJ_OK) {
-      printf("    device %d: %s\n", d, hipobj_error_message(c->err));
+      cli_print(stdout, "    device %d: %s\n", d, hipobj_error_message(c->err));
     } else {
-      printf("    device %d: %s, PCIe %s, dma-buf export: %s%s%s\n", d,
-             di.name[0] ? di.name : "(unnamed)",
-             di.pci_bus_id[0] ? di.pci_bus_id : "unknown",
-             di.dmabuf ? "yes" : "no", di.dmabuf ? "" : " - ",
-             di.dmabuf ? "" : di.dmabuf_reason);
+      cli_print(stdout, "    device %d: %s, PCIe %s, dma-buf export: %s%s%s\n",
+                d, di.name[0] ? di.name : "(unnamed)",
+                di.pci_bus_id[0] ? di.pci_bus_id : "unknown",
+                di.dmabuf ? "yes" : "no", di.dmabuf ? "" : " - ",
+                di.dmabuf ? "" : di.dmabuf_reason);
       if (di.rdma_nic[0])
-        printf("      RDMA NIC: %s (%s)\n", di.rdma_nic, di.rdma_nic_reason);
+        cli_print(stdout, "      RDMA NIC: %s (%s)\n", di.rdma_nic,
+                  di.rdma_nic_reason);
       else
-        printf("      RDMA NIC: none (%s)\n", di.rdma_nic_reason);
+        cli_print(stdout, "      RDMA NIC: none (%s)\n", di.rdma_nic_reason);
     }
   }
 }
 
 static void info_gpu(const struct cli *c) {
   if (!c->json)
-    printf("GPU memory (RDMA through dma-buf or pinned chunks when a NIC "
-           "and the server allow, else HTTP through pinned chunks):\n");
+    cli_print(stdout,
+              "GPU memory (RDMA through dma-buf or pinned chunks when a NIC "
+              "and the server allow, else HTTP through pinned chunks):\n");
   for (size_t i = 0; i < N_GPU_PLATFORMS; i++) {
     const char *name = gpu_platforms[i].name;
     struct hipobj_gpu_platform_info pi = HIPOBJ_GPU_PLATFORM_INFO_INIT;
@@ -131,10 +133,10 @@ static void info_gpu(const struct cli *c) {
       json_str(stdout, "reason", pi.available ? "" : reason);
       json_end(stdout);
     } else if (pi.available) {
-      printf("  %s: available (%s), %d device%s\n", name, pi.version,
-             pi.device_count, pi.device_count == 1 ? "" : "s");
+      cli_print(stdout, "  %s: available (%s), %d device%s\n", name, pi.version,
+                pi.device_count, pi.device_count == 1 ? "" : "s");
     } else {
-      printf("  %s: not available: %s\n", name, reason);
+      cli_print(stdout, "  %s: not available: %s\n", name, reason);
     }
     if (pi.available)
       info_devices(c, name, gpu_platforms[i].kind, pi.device_count);
@@ -153,8 +155,12 @@ static void info_rdma(const struct cli *c) {
     json_str(stdout, "details", what);
     json_end(stdout);
   } else {
-    printf("RDMA:\n%s%s", what,
-           what[0] && what[strlen(what) - 1] == '\n' ? "" : "\n");
+    cli_print(stdout, "RDMA:\n");
+    for (const char *l = what; *l;) { /* line by line: each one escaped */
+      size_t n = strcspn(l, "\n");
+      cli_print(stdout, "%.*s\n", (int)n, l);
+      l += n + (l[n] == '\n');
+    }
   }
   hipobj_free(text);
 }
@@ -164,8 +170,8 @@ int cmd_info(struct cli *c, int argc, char **argv) {
   if (argc != 0)
     return report_usage("info takes no arguments");
   if (!c->json)
-    printf("hipobj %d.%d.%d (libhipobj %s)\n", HIPOBJ_VERSION_MAJOR,
-           HIPOBJ_VERSION_MINOR, HIPOBJ_VERSION_PATCH, hipobj_version());
+    cli_print(stdout, "hipobj %d.%d.%d (libhipobj %s)\n", HIPOBJ_VERSION_MAJOR,
+              HIPOBJ_VERSION_MINOR, HIPOBJ_VERSION_PATCH, hipobj_version());
   info_gpu(c);
   info_rdma(c);
   return 0;

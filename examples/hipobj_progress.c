@@ -107,7 +107,7 @@ void progress_begin(struct progress *p, const struct cli *c, const char *label,
   memset(p, 0, sizeof *p);
   atomic_init(&p->done, 0);
   atomic_init(&p->counting, 0);
-  p->label = label ? label : "";
+  cli_escape(label, p->label, sizeof p->label);
   p->total = total;
   p->start = now_seconds();
   if (!c->stderr_tty || c->quiet)
@@ -190,7 +190,7 @@ void progress_log_line(void *user, enum hipobj_log_level level,
   /* Erase the progress line, print the log line, redraw below it. */
   if (active && active->drawn)
     fputs("\r\033[K", stderr);
-  fprintf(stderr, "hipobj[%s]: %s\n", t, line);
+  cli_print(stderr, "hipobj[%s]: %s\n", t, line);
   if (active && active->drawn)
     draw(active);
   fflush(stderr);

@@ -1,6 +1,6 @@
 /* hipobj_util.c - helpers of the `hipobj` tool: location parsing, the one
- * error line, JSON output, time formatting, signal handling and reserving
- * a download's space. */
+ * error line, terminal-safe text and JSON output, time formatting, signal
+ * handling and reserving a download's space. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -64,76 +64,10 @@ char *s3_url(const char *bucket, const char *key) {
   return s;
 }
 
-/* ---- error lines -------------------------------------------------------- */
-
-/* The error line is the last thing the user sees, so it names the object
- * and the cause but not the library call; the call is kept only for
- * multi-step operations ("UploadPart #3: ..."), where it says which step. */
-void describe_error(const struct cli *c, const struct hipobj_error *err,
-                    char *buf, size_t len) {
-  int status = hipobj_error_status(err);
-  const char *msg = hipobj_error_message(err);
-  const char *op = hipobj_error_operation(err);
-  size_t oplen = strlen(op);
-  if (oplen && !strchr(op, ' ') && !strncmp(msg, op, oplen) &&
-      msg[oplen] == ':' && msg[oplen + 1] == ' ')
-    msg += oplen + 2;
-  if (!*msg)
-    msg = hipobj_strerror(status);
-  const char *rid = hipobj_error_request_id(err);
-  if (c && c->debug && *rid)
-    snprintf(buf, len, "%s (request id %s)", msg, rid);
-  else
-    snprintf(buf, len, "%s", msg);
-}
-
-int report_lib(const struct cli *c, const char *subject,
-               const struct hipobj_error *err) {
-  char text[1400];
-  describe_error(c, err, text, sizeof text);
-  if (subject)
-    fprintf(stderr, "hipobj: %s: %s\n", subject, text);
-  else
-    fprintf(stderr, "hipobj: %s\n", text);
-  return CLI_EXIT_FAIL;
-}
-
-int report_errno(const char *subject, int errnum) {
-  fprintf(stderr, "hipobj: %s: %s\n", subject, strerror(errnum));
-  return CLI_EXIT_FAIL;
-}
-
-int report_msg(const char *subject, const char *fmt, ...) {
-  char text[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "hipobj: %s: %s\n", subject, text);
-  return CLI_EXIT_FAIL;
-}
-
-int report_stdout_error(int errnum) {
-  if (errnum == EPIPE)
-    return CLI_EXIT_PIPE;
-  return report_errno("stdout", errnum);
-}
-
-int report_usage(const char *fmt, ...) {
-  char text[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "hipobj: %s (see 'hipobj --help')\n", text);
-  return CLI_EXIT_USAGE;
-}
-
-/* ---- JSON --------------------------------------------------------------- */
+/* ---- terminal-safe text ------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. Keys
- * and paths are not guaranteed UTF-8; invalid bytes become U+FFFD so the
- * output is always valid JSON. */
+ * and paths are not guaranteed UTF-8. */
 static size_t utf8_len(const unsigned char *s) {
   unsigned char c = s[0];
   size_t n;
@@ -163,6 +97,134 @@ static size_t utf8_len(const unsigned char *s) {
     return 0;
   return n;
 }
+
+/* A character that drives a terminal: C0, DEL, and C1 (U+0080..U+009F,
+ * whose U+009B is a CSI), given its UTF-8 length n at s. */
+static int is_control(const unsigned char *s, size_t n) {
+  return (n == 1 && (s[0] < 0x20 || s[0] == 0x7f)) ||
+         (n == 2 && s[0] == 0xc2 && s[1] < 0xa0);
+}
+
+/* Everything the tool prints that came from outside it (keys, messages of
+ * a server, paths) passes here: a control character or a byte that is not
+ * UTF-8 is written as \xNN, so a server cannot move the cursor, retitle
+ * the window or hide text. Writes at most cap - 1 bytes and a NUL (a
+ * sequence is never cut). Returns the length written. */
+size_t cli_escape(const char *text, char *out, size_t cap) {
+  const unsigned char *s = (const unsigned char *)(text ? text : "");
+  size_t k = 0;
+  while (*s) {
+    size_t n = utf8_len(s);
+    if (n == 0 || is_control(s, n)) {
+      size_t m = n ? n : 1;
+      if (k + 4 * m >= cap)
+        break;
+      for (size_t i = 0; i < m; i++, k += 4)
+        snprintf(out + k, 5, "\\x%02x", s[i]);
+      s += m;
+      continue;
+    }
+    if (k + n >= cap)
+      break;
+    memcpy(out + k, s, n);
+    k += n;
+    s += n;
+  }
+  if (cap)
+    out[k < cap ? k : cap - 1] = '\0';
+  return k;
+}
+
+void cli_print(FILE *f, const char *fmt, ...) {
+  char *text = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vasprintf(&text, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  /* The format's own final newline stays; any other is escaped. */
+  int nl = n > 0 && text[n - 1] == '\n';
+  if (nl)
+    text[n - 1] = '\0';
+  size_t cap = 4 * (size_t)n + 1;
+  char *safe = malloc(cap);
+  if (safe) {
+    cli_escape(text, safe, cap);
+    fputs(safe, f);
+  }
+  if (nl)
+    fputc('\n', f);
+  free(safe);
+  free(text);
+}
+
+/* ---- error lines -------------------------------------------------------- */
+
+/* The error line is the last thing the user sees, so it names the object
+ * and the cause but not the library call; the call is kept only for
+ * multi-step operations ("UploadPart #3: ..."), where it says which step. */
+void describe_error(const struct cli *c, const struct hipobj_error *err,
+                    char *buf, size_t len) {
+  int status = hipobj_error_status(err);
+  const char *msg = hipobj_error_message(err);
+  const char *op = hipobj_error_operation(err);
+  size_t oplen = strlen(op);
+  if (oplen && !strchr(op, ' ') && !strncmp(msg, op, oplen) &&
+      msg[oplen] == ':' && msg[oplen + 1] == ' ')
+    msg += oplen + 2;
+  if (!*msg)
+    msg = hipobj_strerror(status);
+  const char *rid = hipobj_error_request_id(err);
+  if (c && c->debug && *rid)
+    snprintf(buf, len, "%s (request id %s)", msg, rid);
+  else
+    snprintf(buf, len, "%s", msg);
+}
+
+int report_lib(const struct cli *c, const char *subject,
+               const struct hipobj_error *err) {
+  char text[1400];
+  describe_error(c, err, text, sizeof text);
+  if (subject)
+    cli_print(stderr, "hipobj: %s: %s\n", subject, text);
+  else
+    cli_print(stderr, "hipobj: %s\n", text);
+  return CLI_EXIT_FAIL;
+}
+
+int report_errno(const char *subject, int errnum) {
+  cli_print(stderr, "hipobj: %s: %s\n", subject, strerror(errnum));
+  return CLI_EXIT_FAIL;
+}
+
+int report_msg(const char *subject, const char *fmt, ...) {
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  cli_print(stderr, "hipobj: %s: %s\n", subject, text);
+  return CLI_EXIT_FAIL;
+}
+
+int report_stdout_error(int errnum) {
+  if (errnum == EPIPE)
+    return CLI_EXIT_PIPE;
+  return report_errno("stdout", errnum);
+}
+
+int report_usage(const char *fmt, ...) {
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  cli_print(stderr, "hipobj: %s (see 'hipobj --help')\n", text);
+  return CLI_EXIT_USAGE;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
 
 static void json_write_string(FILE *f, const char *value) {
   const unsigned char *s = (const unsigned char *)(value ? value : "");
@@ -195,10 +257,14 @@ static void json_write_string(FILE *f, const char *value) {
       if (ch < 0x20 || ch == 0x7F) {
         fprintf(f, "\\u%04x", ch);
       } else {
+        /* Invalid UTF-8 becomes U+FFFD, so the output is always valid
+         * JSON; C1 controls are escaped like C0 (terminal-safe). */
         size_t n = utf8_len(s);
         if (n == 0) {
           fputs("\\ufffd", f);
           n = 1;
+        } else if (is_control(s, n)) {
+          fprintf(f, "\\u%04x", s[1]);
         } else {
           fwrite(s, 1, n, f);
         }
@@ -279,8 +345,24 @@ volatile sig_atomic_t cli_interrupted;
 static char temp_path[4096];
 static volatile sig_atomic_t temp_set;
 static volatile sig_atomic_t soft_mode;
+/* The self-pipe: a soft interruption (and a finished transfer,
+ * hipobj_wait.c) writes a byte, which wakes the main thread in poll(). */
+static int wake_pipe[2] = {-1, -1};
 
-/* Only async-signal-safe calls here: unlink, write, signal, raise. */
+void signals_wake(void) {
+  if (wake_pipe[1] >= 0) {
+    ssize_t w = write(wake_pipe[1], "w", 1); /* full: already woken */
+    (void)w;
+  }
+}
+
+int signals_wake_fd(void) {
+  return wake_pipe[0];
+}
+
+/* Only async-signal-safe calls here: unlink, write, signal, raise. The
+ * library is never called from here: the main thread, woken through the
+ * pipe, cancels what runs. */
 static void on_signal(int sig) {
   int saved = errno;
   cli_interrupted = sig;
@@ -288,6 +370,7 @@ static void on_signal(int sig) {
     unlink(temp_path);
   if (soft_mode) {
     soft_mode = 0; /* a second signal ends the process */
+    signals_wake();
     errno = saved;
     return;
   }
@@ -302,6 +385,8 @@ static void on_signal(int sig) {
 }
 
 void signals_install(void) {
+  if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    wake_pipe[0] = wake_pipe[1] = -1; /* then waits cannot be interrupted */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

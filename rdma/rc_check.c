@@ -58,6 +58,16 @@ static int bad(struct hipobj_error *err, const char *text) {
 
 #define HDR(name) rdma_answer_header(a, name, &n)
 
+/* Printable ASCII but the quote (RFC 7232's etagc without obs-text): an
+ * ETag or version id goes back to S3 (the Complete body, a query), and
+ * one with a control character or a quote would break what carries it. */
+static int token_text(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e || s[i] == '"')
+      return 0;
+  return 1;
+}
+
 int rdma_check_prepare_reply(const struct rdma_control_answer *a,
                              enum rdma_op op, struct rdma_prepare_reply *out,
                              struct hipobj_error *err) {
@@ -131,8 +141,11 @@ int rdma_check_final(const struct rdma_control_answer *a, enum rdma_op op,
     const char *u;
     size_t ul;
     rdma_etag_unquote(v, n, &u, &ul);
-    if (ul >= sizeof out->etag)
+    /* Room for the quotes the caller puts back (HIPOBJ_ETAG_MAX). */
+    if (ul + 3 > sizeof out->etag)
       return bad(err, "ETag too long");
+    if (!token_text(u, ul))
+      return bad(err, "ETag holds a character S3 never sends");
     memcpy(out->etag, u, ul);
     out->etag[ul] = '\0';
   }
@@ -140,6 +153,8 @@ int rdma_check_final(const struct rdma_control_answer *a, enum rdma_op op,
   if ((v = HDR("X-Amz-Rdma-Version-Id")) || (v = HDR("x-amz-version-id"))) {
     if (n >= sizeof out->version_id)
       return bad(err, "version id too long");
+    if (!token_text(v, n))
+      return bad(err, "version id holds a character S3 never sends");
     memcpy(out->version_id, v, n);
     out->version_id[n] = '\0';
   }

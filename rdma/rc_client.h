@@ -249,8 +249,9 @@ struct rdma_final {
 /* Validates a FINAL (§4.6): status (200, or 204 for PUT), protocol echo,
  * cookie echo equal to cookie, bytes present and <= size (== size for
  * PUT), a well-formed checksum in either header form (both agreeing when
- * both are present). HIPOBJ_OK, or HIPOBJ_E_PROTOCOL with the reason in
- * err (NULL allowed; operation NULL). */
+ * both are present), an ETag (unquoted, at most HIPOBJ_ETAG_MAX-3 bytes)
+ * and version id of printable ASCII without quotes. HIPOBJ_OK, or
+ * HIPOBJ_E_PROTOCOL with the reason in err (NULL allowed; operation NULL). */
 int rdma_check_final(const struct rdma_control_answer *a, enum rdma_op op,
                      uint32_t cookie, uint64_t size, struct rdma_final *out,
                      struct hipobj_error *err);

@@ -507,7 +507,9 @@ void rdma_etag_unquote(const char *s, size_t n, const char **out,
 
 int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
                       const struct hparam *query, size_t nq) {
-  if (!out || !bucket || !*bucket || !key || !*key || (nq && !query))
+  if (!out || !bucket || !*bucket || !key || !*key || (nq && !query) ||
+      strlen(bucket) > RDMA_TARGET_BUCKET_MAX ||
+      strlen(key) > RDMA_TARGET_KEY_MAX)
     return -1;
   size_t start = out->len;
   int rc = hbuf_putc(out, '/');
@@ -516,7 +518,10 @@ int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
   rc |= huri_encode(out, key, strlen(key), 1);
   if (nq) {
     rc |= hbuf_putc(out, '?');
+    size_t q0 = out->len;
     rc |= huri_canonical_query(out, query, nq);
+    if (rc == 0 && out->len - q0 > RDMA_TARGET_QUERY_MAX)
+      rc = -1;
   }
   if (rc != 0 || out->oom) {
     /* Leave the buffer as it was (the oom flag stays for the caller). */
@@ -528,6 +533,16 @@ int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
   return 0;
 }
 
+/* A NUL, raw or escaped, in s[0..n). */
+static int has_nul(const char *s, size_t n) {
+  if (memchr(s, '\0', n))
+    return 1;
+  for (size_t i = 0; i + 2 < n; i++)
+    if (s[i] == '%' && s[i + 1] == '0' && s[i + 2] == '0')
+      return 1;
+  return 0;
+}
+
 int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
                       struct hbuf *key, const char **query, size_t *query_len,
                       struct hipobj_error *err) {
@@ -535,28 +550,39 @@ int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
     return bad_input(err, "target is missing");
   trim(&s, &n);
   if (n > RDMA_TARGET_MAX)
-    return bad_input(err, "target is longer than 2047 bytes");
+    return bad_input(err, "target is longer than the longest S3 bucket, key "
+                          "and query make");
   if (n == 0 || s[0] != '/')
     return bad_input(err, "target does not start with '/'");
+  if (has_nul(s, n))
+    return bad_input(err, "target holds a NUL byte");
   const char *q = memchr(s, '?', n);
   size_t path_len = q ? (size_t)(q - s) : n;
-  const char *slash = memchr(s + 1, '/', path_len - 1);
+  const char *slash = path_len > 1 ? memchr(s + 1, '/', path_len - 1) : NULL;
   if (!slash || slash == s + 1)
     return bad_input(err, "target has no bucket");
   size_t blen = (size_t)(slash - (s + 1));
   size_t klen = path_len - 1 - blen - 1;
   if (klen == 0)
     return bad_input(err, "target has no key");
+  if (q && n - path_len - 1 > RDMA_TARGET_QUERY_MAX)
+    return bad_input(err, "target query is too long");
   size_t b0 = bucket->len, k0 = key->len;
+  int rc = HIPOBJ_OK;
   if (huri_decode(bucket, s + 1, blen) != 0 ||
-      huri_decode(key, slash + 1, klen) != 0) {
+      huri_decode(key, slash + 1, klen) != 0)
+    rc = bad_input(err, "target has a malformed percent escape");
+  else if (bucket->len - b0 > RDMA_TARGET_BUCKET_MAX ||
+           key->len - k0 > RDMA_TARGET_KEY_MAX)
+    rc = bad_input(err, "target bucket or key is too long for S3");
+  if (rc != HIPOBJ_OK) {
     bucket->len = b0;
     key->len = k0;
     if (bucket->data)
       bucket->data[b0] = '\0';
     if (key->data)
       key->data[k0] = '\0';
-    return bad_input(err, "target has a malformed percent escape");
+    return rc;
   }
   if (query)
     *query = q ? q + 1 : s + n;

@@ -218,20 +218,32 @@ void rdma_etag_unquote(const char *s, size_t n, const char **out,
 /* ---- X-Amz-Rdma-Target (§3.4) ---------------------------------------------
  */
 
+/* What a target may hold: an S3 bucket name (at most 63 bytes) and key (at
+ * most 1024), each byte percent-encoded in the worst case (three times as
+ * long), and a query (partNumber, uploadId, versionId) of at most 1024
+ * bytes once encoded. */
+#define RDMA_TARGET_BUCKET_MAX 63
+#define RDMA_TARGET_KEY_MAX 1024
+#define RDMA_TARGET_QUERY_MAX 1024
+#define RDMA_TARGET_MAX                                                        \
+  (1 + 3 * RDMA_TARGET_BUCKET_MAX + 1 + 3 * RDMA_TARGET_KEY_MAX + 1 +          \
+   RDMA_TARGET_QUERY_MAX)
+
 /* Appends "/" + enc(bucket) + "/" + enc(key, '/' kept) and, when nq > 0,
  * "?" + the canonical query (names sorted, values encoded;
- * src/base/uri.h). Both
- * bucket and key must be non-empty. Returns -1 (out unchanged) on empty
- * names or allocation failure. */
+ * src/base/uri.h). Both bucket and key must be non-empty and within the
+ * limits above, and so must the encoded query: everything built here
+ * rdma_target_parse() accepts and gives back. Returns -1 (out unchanged)
+ * otherwise or on allocation failure. */
 int rdma_target_build(struct hbuf *out, const char *bucket, const char *key,
                       const struct hparam *query, size_t nq);
-
-#define RDMA_TARGET_MAX 2047
 
 /* Splits a target the server received: bucket and key percent-decoded into
  * the two hbufs (appended), the query returned raw (pointer into s, length
  * 0 when absent). Fails when it does not start with '/', when bucket or key
- * is empty, on a malformed escape or above RDMA_TARGET_MAX bytes. */
+ * is empty or beyond its limit, on a malformed escape, on a NUL (raw or
+ * %00: a C string would cut the name there) anywhere, or above
+ * RDMA_TARGET_MAX bytes. */
 int rdma_target_parse(const char *s, size_t n, struct hbuf *bucket,
                       struct hbuf *key, const char **query, size_t *query_len,
                       struct hipobj_error *err);

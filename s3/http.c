@@ -116,6 +116,56 @@ int s3_http_resp_header(const struct s3_http_resp *r, const char *name,
   return 0;
 }
 
+/* Copies s[0..n) to out keeping host-name characters only: a server's text
+ * that ends up in messages, and maybe on a terminal. */
+static void copy_host_text(char *out, size_t cap, const char *s, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n && k + 1 < cap; i++) {
+    char c = s[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9') || strchr("-._:[]", c);
+    out[k++] = ok && c ? c : '?';
+  }
+  out[k] = '\0';
+}
+
+int s3_http_redirect_text(const struct s3_http_resp *r, char *out, size_t cap) {
+  long st = r->status;
+  if (st != 301 && st != 302 && st != 303 && st != 307 && st != 308)
+    return 0;
+  char where[160] = "", region[64] = "";
+  const char *loc = r->location, *host = strstr(loc, "://");
+  if (host) {
+    host += 3;
+    size_t n = strcspn(host, "/?#");
+    const char *at = memchr(host, '@', n); /* never show credentials */
+    if (at) {
+      n -= (size_t)(at + 1 - host);
+      host = at + 1;
+    }
+    copy_host_text(where, sizeof where, host, n);
+  }
+  char v[64];
+  if (s3_http_resp_header(r, "x-amz-bucket-region", v, sizeof v))
+    copy_host_text(region, sizeof region, v, strlen(v));
+  const char *why = "not followed: it would carry the request's signature "
+                    "to another host";
+  if (where[0])
+    snprintf(out, cap, "redirected to %s%s%s%s (%s); point the endpoint there",
+             where, region[0] ? " (region " : "", region, region[0] ? ")" : "",
+             why);
+  else if (loc[0] == '/')
+    snprintf(out, cap, "redirected to another path on this host (%s)", why);
+  else if (region[0])
+    snprintf(out, cap,
+             "redirected: the bucket is in region %s (%s); set that region "
+             "and its endpoint",
+             region, why);
+  else
+    snprintf(out, cap, "redirected without a Location (%s)", why);
+  return 1;
+}
+
 /* ---- libcurl callbacks (worker thread) ---------------------------------- */
 
 static size_t on_header(char *data, size_t size, size_t nitems, void *ud) {
@@ -149,6 +199,8 @@ static size_t on_header(char *data, size_t size, size_t nitems, void *ud) {
     copy_value(r->content_type, sizeof r->content_type, v, vlen);
   } else if (IS("x-amz-request-id")) {
     copy_value(r->request_id, sizeof r->request_id, v, vlen);
+  } else if (IS("location")) {
+    copy_value(r->location, sizeof r->location, v, vlen);
   } else if (nlen > 6 && !strncasecmp(data, "x-amz-", 6)) {
     hbuf_append(&r->extra_headers, data, nlen);
     hbuf_puts(&r->extra_headers, ": ");

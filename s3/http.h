@@ -58,6 +58,7 @@ struct s3_http_resp {
   char last_modified[64];
   char content_type[256];
   char request_id[128];
+  char location[256];  /* Location of a redirect (cut to fit) */
   int aborted_by_sink; /* the sink returned -1 */
   /* A non-2xx body exceeded S3_HTTP_ERROR_BODY_LIMIT: its beginning is in
    * body, the transfer was ended there, status is kept. */
@@ -119,6 +120,13 @@ void s3_http_xfer_reset(struct s3_http_xfer *x);
 void s3_http_xfer_cleanup(struct s3_http_xfer *x);
 /* Copies the value of the x-amz-* answer header `name` (any case) into out
  * (truncated to cap). Returns 1 when the answer had it, else 0. */
+/* A redirect (301, 302, 303, 307, 308) is never followed: it would carry
+ * the request's signature to another host. For such an answer this
+ * writes what to tell the user into out ("redirected to HOST ...", naming
+ * the host of Location, or else the region of x-amz-bucket-region; only
+ * printable characters of them) and returns 1; 0 for any other answer. */
+int s3_http_redirect_text(const struct s3_http_resp *r, char *out, size_t cap);
+
 int s3_http_resp_header(const struct s3_http_resp *r, const char *name,
                         char *out, size_t cap);
 

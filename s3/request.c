@@ -157,6 +157,15 @@ int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
   for (size_t i = 0; i < r->n_headers; i++)
     hdrs[n++] = r->headers[i];
 
+  /* A CR or LF would end the header line (and fail the signature, which
+   * would then read as "out of memory"): the caller's value is refused. */
+  for (size_t i = 0; i < n; i++) {
+    if (hdrs[i].value && strpbrk(hdrs[i].value, "\r\n")) {
+      rc = herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL,
+                    "the %s header value holds a CR or LF", hdrs[i].name);
+      goto done;
+    }
+  }
   for (size_t i = 0; i < n; i++)
     if (add_line(out, hdrs[i].name, hdrs[i].value) != 0)
       goto oom;

@@ -70,8 +70,10 @@ struct s3_signed {
 };
 
 /* Builds the URL, adds host, x-amz-date, x-amz-content-sha256,
- * x-amz-security-token and signs. `now` is injected for tests. Fails only
- * with HIPOBJ_E_OUT_OF_MEMORY (also when OpenSSL cannot sign). */
+ * x-amz-security-token and signs. `now` is injected for tests. Fails with
+ * HIPOBJ_E_INVALID_ARGUMENT naming a header whose value holds a CR or LF
+ * (an If-Match, say), else only with HIPOBJ_E_OUT_OF_MEMORY (also when
+ * OpenSSL cannot sign). */
 int s3_request_sign(const struct s3_request *r, const struct s3_endpoint *ep,
                     const struct s3_creds *creds, const char *region,
                     time_t now, struct s3_signed *out,

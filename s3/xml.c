@@ -289,71 +289,6 @@ int s3_xml_parse_initiate(const char *xml, size_t len, char **upload_id,
   return HIPOBJ_OK;
 }
 
-/* XML text escaping. The quote is escaped as &quot; (not required in text,
- * but it is what AWS's SDKs send and every parser reads it back). Control
- * characters cannot be represented in XML 1.0 at all. */
-static int append_escaped(struct hbuf *out, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    switch (c) {
-    case '&':
-      hbuf_puts(out, "&amp;");
-      break;
-    case '<':
-      hbuf_puts(out, "&lt;");
-      break;
-    case '>':
-      hbuf_puts(out, "&gt;");
-      break;
-    case '"':
-      hbuf_puts(out, "&quot;");
-      break;
-    default:
-      if (c < 0x20 || c == 0x7f)
-        return -1;
-      hbuf_putc(out, (char)c);
-    }
-  }
-  return 0;
-}
-
-int s3_xml_build_complete(struct hbuf *out, const struct s3_part *parts,
-                          size_t n) {
-  /* S3 refuses an empty part list (MalformedXML): refuse it here. */
-  if (!out || !parts || n == 0)
-    return -1;
-  size_t start = out->len;
-  hbuf_puts(out, "<CompleteMultipartUpload xmlns=\"" S3_XMLNS "\">");
-  for (size_t i = 0; i < n; i++) {
-    const struct s3_part *p = &parts[i];
-    size_t elen = strnlen(p->etag, sizeof p->etag);
-    if (p->number < 1 || p->number > MAX_PART_NUMBER || elen == 0 ||
-        elen == sizeof p->etag)
-      goto bad;
-    hbuf_printf(out, "<Part><PartNumber>%u</PartNumber><ETag>", p->number);
-    if (append_escaped(out, p->etag) != 0)
-      goto bad;
-    hbuf_puts(out, "</ETag>");
-    if (p->crc32c[0]) {
-      /* base64 of 4 bytes: nothing to escape, never longer than 8 */
-      if (strnlen(p->crc32c, sizeof p->crc32c) > 8 ||
-          strspn(p->crc32c, S3_B64_CHARS) != strlen(p->crc32c))
-        goto bad;
-      hbuf_printf(out, "<ChecksumCRC32C>%s</ChecksumCRC32C>", p->crc32c);
-    }
-    hbuf_puts(out, "</Part>");
-  }
-  hbuf_puts(out, "</CompleteMultipartUpload>");
-  if (!out->oom)
-    return 0;
-bad:
-  if (out->data) {
-    out->len = start;
-    out->data[start] = '\0';
-  }
-  return -1;
-}
-
 int s3_xml_parse_complete(const char *xml, size_t len, int *is_error,
                           struct s3_xml_error *s3err, char etag[128],
                           struct hipobj_error *err) {
@@ -383,6 +318,8 @@ int s3_xml_parse_complete(const char *xml, size_t len, int *is_error,
     /* Ceph RGW (Pacific) completes the upload but sends <ETag></ETag>:
      * pass the empty value on rather than report a failure. */
     rc = field_fixed(root, "ETag", 1, tmp, sizeof tmp, 0, e);
+    if (rc == 0 && tmp[0] && !s3_etag_ok(tmp))
+      rc = fail(e, "bad <ETag>: not a quoted string of printable ASCII");
     if (rc == 0 && etag)
       memcpy(etag, tmp, sizeof tmp);
   }
@@ -430,6 +367,11 @@ int s3_xml_parse_list_parts(const char *xml, size_t len,
   xmlNodePtr root = xmlDocGetRootElement(doc);
   int rc = -1;
   size_t cap = count_children(root, "Part");
+  if (cap > S3_LIST_MAX_ENTRIES) {
+    fail(e, "%zu parts in one page; S3 sends at most %d", cap,
+         S3_LIST_MAX_ENTRIES);
+    goto done;
+  }
   if (cap && !(out->parts = calloc(cap, sizeof *out->parts))) {
     nomem(e, "out of memory for %zu parts", cap);
     goto done;
@@ -444,6 +386,11 @@ int s3_xml_parse_list_parts(const char *xml, size_t len,
         field_time(c, "LastModified", &p->mtime, e) < 0 ||
         list_part_crc32c(c, p, e) != 0)
       goto done;
+    if (!s3_etag_ok(p->etag)) {
+      fail(e, "part %u: bad <ETag>: not a quoted string of printable ASCII",
+           p->number);
+      goto done;
+    }
     out->n++;
   }
   if (field_bool(root, "IsTruncated", &out->is_truncated, e) < 0)
@@ -531,6 +478,11 @@ int s3_xml_parse_list_objects(const char *xml, size_t len,
 
   size_t n_obj = count_children(root, "Contents");
   size_t n_pre = count_children(root, "CommonPrefixes");
+  if (n_obj + n_pre > S3_LIST_MAX_ENTRIES) {
+    fail(e, "%zu entries in one page; S3 sends at most %d", n_obj + n_pre,
+         S3_LIST_MAX_ENTRIES);
+    goto done;
+  }
   if ((n_obj && !(out->objects = calloc(n_obj, sizeof *out->objects))) ||
       (n_pre && !(out->prefixes = calloc(n_pre, sizeof *out->prefixes)))) {
     nomem(e, "out of memory for %zu objects", n_obj + n_pre);

@@ -1,7 +1,8 @@
 /* xml.h - the S3 XML documents hipObject reads and writes, on libxml2:
- * error bodies, multipart results, ListParts, ListObjectsV2, and the
- * CompleteMultipartUpload request body. Parsers never fetch external
- * entities or DTDs; malformed input is an error with a message. */
+ * error bodies, multipart results, ListParts, ListObjectsV2 (xml.c), and
+ * the CompleteMultipartUpload and CreateBucket request bodies, written
+ * with libxml2's escaping writer (xml_write.c). Parsers never fetch
+ * external entities or DTDs; malformed input is an error with a message. */
 #ifndef HIPOBJ_S3_XML_H
 #define HIPOBJ_S3_XML_H
 
@@ -32,11 +33,25 @@ int s3_xml_parse_error(const char *xml, size_t len, struct s3_xml_error *out,
 int s3_xml_parse_initiate(const char *xml, size_t len, char **upload_id,
                           struct hipobj_error *err);
 
+/* Room for an ETag and its NUL (HIPOBJ_ETAG_MAX). */
+#define S3_ETAG_MAX 128
+
+/* 1 when etag is what S3 sends and may be sent back (If-Match, the
+ * Complete body): a quoted string of printable ASCII other than the quote,
+ * 1 to S3_ETAG_MAX-3 characters between the quotes (RFC 7232's etagc
+ * without obs-text); 0 otherwise, NULL and "" included. */
+int s3_etag_ok(const char *etag);
+
+/* A listing page holds at most this many entries (S3's max-keys and
+ * max-parts cannot ask more): a longer one is not S3's, and refused
+ * before anything is allocated for it. */
+#define S3_LIST_MAX_ENTRIES 1000
+
 struct s3_part {
   unsigned number;
-  uint64_t size;  /* 0 when not known (building the Complete body) */
-  char etag[128]; /* quoted, as S3 returns it */
-  int64_t mtime;  /* unix time, 0 when absent */
+  uint64_t size;          /* 0 when not known (building the Complete body) */
+  char etag[S3_ETAG_MAX]; /* quoted, as S3 returns it */
+  int64_t mtime;          /* unix time, 0 when absent */
   /* <ChecksumCRC32C> (base64 of 4 bytes), "" when the part has none */
   char crc32c[12];
   /* <ChecksumCRC32>, likewise: only hipobj-server's Complete parser
@@ -46,13 +61,24 @@ struct s3_part {
 
 /* Appends <CompleteMultipartUpload><Part><PartNumber/><ETag/>
  * [<ChecksumCRC32C/>]</Part>... with the parts in the order given (the
- * caller sorts them). */
+ * caller sorts them). HIPOBJ_OK, or (out unchanged) HIPOBJ_E_PROTOCOL
+ * naming the part whose ETag fails s3_etag_ok() or whose CRC32C is not
+ * the base64 of 4 bytes (both came from the server),
+ * HIPOBJ_E_INVALID_ARGUMENT for no part or a number outside 1..10000,
+ * HIPOBJ_E_OUT_OF_MEMORY. */
 int s3_xml_build_complete(struct hbuf *out, const struct s3_part *parts,
-                          size_t n);
+                          size_t n, struct hipobj_error *err);
+
+/* Appends <CreateBucketConfiguration><LocationConstraint>region</...>.
+ * HIPOBJ_E_CONFIG for a region that is empty, longer than 64 bytes or not
+ * printable ASCII without spaces. */
+int s3_xml_build_create_bucket(struct hbuf *out, const char *region,
+                               struct hipobj_error *err);
 
 /* A 200 answer to CompleteMultipartUpload may carry <Error>: then
  * *is_error = 1 and s3err is filled (a parsed answer: HIPOBJ_OK). Otherwise
- * the ETag of the result is copied to etag (quotes kept). */
+ * the ETag of the result is copied to etag (quotes kept): empty (Ceph RGW
+ * sends <ETag></ETag>) or passing s3_etag_ok(). */
 int s3_xml_parse_complete(const char *xml, size_t len, int *is_error,
                           struct s3_xml_error *s3err, char etag[128],
                           struct hipobj_error *err);
@@ -63,6 +89,9 @@ struct s3_list_parts {
   int is_truncated;
   unsigned next_marker; /* NextPartNumberMarker */
 };
+/* At most S3_LIST_MAX_ENTRIES parts, each with an ETag passing
+ * s3_etag_ok() (they are sent back in Complete when an upload is
+ * resumed); a failure names the part. */
 int s3_xml_parse_list_parts(const char *xml, size_t len,
                             struct s3_list_parts *out,
                             struct hipobj_error *err);
@@ -83,7 +112,8 @@ struct s3_list_objects {
   char *next_token; /* NextContinuationToken, NULL when absent */
 };
 /* ListBucketResult (ListObjectsV2). Honours EncodingType=url in the answer
- * (keys and prefixes are then URL-decoded). */
+ * (keys and prefixes are then URL-decoded). At most S3_LIST_MAX_ENTRIES
+ * objects and common prefixes together. */
 int s3_xml_parse_list_objects(const char *xml, size_t len,
                               struct s3_list_objects *out,
                               struct hipobj_error *err);

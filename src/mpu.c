@@ -330,15 +330,17 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   mpu_sort(m);
   struct hbuf body = HBUF_INIT;
   pthread_mutex_lock(&m->lock);
-  s3_xml_build_complete(&body, m->parts, m->n_parts);
+  /* A part list that cannot be written (an ETag S3 would never send) must
+   * not go out as an empty body. */
+  rc = s3_xml_build_complete(&body, m->parts, m->n_parts, err);
   uint64_t total = 0;
   for (size_t i = 0; i < m->n_parts; i++)
     total += m->parts[i].size;
   unsigned n_parts = (unsigned)m->n_parts;
   pthread_mutex_unlock(&m->lock);
-  if (body.oom) {
+  if (rc != HIPOBJ_OK) {
     hbuf_free(&body);
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+    return herr_op(err, op, rc);
   }
   struct complete_ctx cc;
   memset(&cc, 0, sizeof cc);

@@ -113,15 +113,12 @@ int hipobj_s3_create_bucket(struct hipobj_client *c, const char *bucket,
   hreq_init(&r, c, op, "PUT", bucket, NULL);
   struct hbuf body = HBUF_INIT;
   /* us-east-1 is S3's default location and must not be named. */
-  if (strcmp(c->cfg.region, "us-east-1") != 0)
-    hbuf_printf(&body,
-                "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/"
-                "doc/2006-03-01/\"><LocationConstraint>%s</LocationConstraint>"
-                "</CreateBucketConfiguration>",
-                c->cfg.region);
-  if (body.oom) {
+  if (strcmp(c->cfg.region, "us-east-1") != 0 &&
+      (rc = herr_op(err, op,
+                    s3_xml_build_create_bucket(&body, c->cfg.region, err)))) {
+    hreq_cleanup(&r);
     hbuf_free(&body);
-    return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
+    return rc;
   }
   r.body = body.data;
   r.body_len = body.len;

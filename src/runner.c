@@ -173,6 +173,14 @@ static void classify(struct hreq *r) {
   }
   long http = resp->status;
   if (http >= 200 && http < 300) {
+    /* An ETag goes back in If-Match and Complete: one S3 would never send
+     * is refused here, naming the step, before any reuse. */
+    if (resp->etag[0] && !s3_etag_ok(resp->etag)) {
+      r->status = herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name,
+                           "the answer's ETag is not a quoted string of "
+                           "printable ASCII, as S3 sends");
+      return;
+    }
     r->status = check_crc32c_echo(r);
     if (r->status == HIPOBJ_OK && r->check)
       r->status = r->check(r, err);
@@ -206,6 +214,13 @@ static void classify(struct hreq *r) {
     hstrlcpy(xe.message, "Not Found", sizeof xe.message);
   }
   const char *rid = xe.request_id[0] ? xe.request_id : resp->request_id;
+  char moved[sizeof xe.message];
+  if (s3_http_redirect_text(resp, moved, sizeof moved)) {
+    /* Not a malformed answer: the bucket lives at another endpoint. */
+    r->status = herr_set_s3(err, HIPOBJ_E_CONFIG, r->op_name, (int)http,
+                            xe.code, moved, rid);
+    return;
+  }
   r->status = herr_status_from_http((int)http, xe.code);
   herr_set_s3(err, r->status, r->op_name, (int)http, xe.code, xe.message, rid);
 }

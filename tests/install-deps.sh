@@ -2,7 +2,8 @@
 # Installs everything needed to build and test hipObject on a fresh Debian 12
 # (compilers and libraries, Criterion, Ceph RGW and the AWS CLI for the
 # integration tests, qemu + Debian's kernel for the Soft-RoCE RDMA suite,
-# valgrind and clang-format). Idempotent.
+# valgrind, clang-format, and clang with libFuzzer for tests/fuzz).
+# Idempotent.
 set -euo pipefail
 
 packages=(
@@ -18,6 +19,8 @@ packages=(
   # benchmarks (tests/bench): aws-c-s3 through python3-awscrt, GNU time
   python3-awscrt time
   valgrind clang-format
+  # tests/fuzz: libFuzzer harnesses (clang's -fsanitize=fuzzer runtime)
+  clang libclang-rt-14-dev
   # the rdma suite: Debian's kernel in a qemu guest with Soft-RoCE (rdma_rxe)
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2
   libibverbs1 ibverbs-providers ibverbs-utils

@@ -1,8 +1,10 @@
 #!/bin/bash
 # The project's one test command: checks formatting, builds `build` (normal)
-# and `build-asan` (ASan + UBSan), runs every meson suite in both, and ends
-# with one line "N passed, N failed, N skipped" over everything. Exits
-# non-zero when anything failed (a test, a build, or the format check).
+# and `build-asan` (ASan + UBSan), runs every meson suite in both, fuzzes
+# the parsers for a bounded time (tests/fuzz/run.sh, clang's libFuzzer;
+# skipped when clang is absent), and ends with one line "N passed, N
+# failed, N skipped" over everything. Exits non-zero when anything failed
+# (a test, a build, the format check, or a fuzz harness).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -134,6 +136,27 @@ setup_and_test build -Ddc=enabled
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 setup_and_test build-asan -Ddc=enabled -Db_sanitize=address,undefined -Db_lundef=false
+
+# Each harness counts as one test: its seeds and regression inputs once,
+# then FUZZ_SECONDS (30) of fuzzing, any crash, leak or UBSan report a
+# failure. run.sh ends with "fuzz-summary: P passed, F failed, S skipped".
+run_fuzz() {
+  section "fuzz (tests/fuzz/run.sh, ${FUZZ_SECONDS:-30} s per harness)"
+  local log="${FUZZ_BUILD:-build-fuzz}/run-tests.log" summary p f s
+  mkdir -p "$(dirname "$log")"
+  bash tests/fuzz/run.sh 2>&1 | tee "$log" || true
+  summary=$(grep '^fuzz-summary:' "$log" | tail -1)
+  if [ -z "$summary" ]; then
+    echo "run-tests.sh: fuzz: no summary line: counting one failure"
+    failed=$((failed + 1))
+    return
+  fi
+  read -r p f s < <(echo "$summary" | sed 's/[^0-9]\+/ /g')
+  passed=$((passed + p))
+  failed=$((failed + f))
+  skipped=$((skipped + s))
+}
+run_fuzz
 
 section "summary ($((SECONDS - start)) s)"
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -6,7 +6,10 @@
  * canonically, and the values of exactly the headers the client listed in
  * SignedHeaders. Signatures are compared in constant time. A path that a
  * client sent with characters its signer encoded differently (say a literal
- * '!' signed as %21) is tried once more in S3's canonical encoding. */
+ * '!' signed as %21) is tried once more in S3's canonical encoding. The
+ * Authorization header, credential scope, SignedHeaders and X-Amz-Expires
+ * are parsed strictly (reqparse.c): a malformed one is a 400 naming it,
+ * never a 500 (which clients retry) or a guess. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -22,11 +25,10 @@
 #include "src/base/uri.h"
 
 #define ALGO "AWS4-HMAC-SHA256"
-#define MAX_EXPIRES 604800
 
 struct sig_parts {
   char ak[128];
-  char date[16];
+  char date[9];
   char region[64];
   char service[32];
   char *signed_headers; /* malloc'd */
@@ -74,30 +76,6 @@ static int parse_amz_date(const char *s, time_t *out) {
   return 0;
 }
 
-/* "AK/YYYYMMDD/region/service/aws4_request" (the key itself has no '/'). */
-static int parse_credential(const char *v, size_t n, struct sig_parts *p) {
-  char buf[400];
-  if (n >= sizeof buf)
-    return -1;
-  memcpy(buf, v, n);
-  buf[n] = '\0';
-  char *f[5];
-  char *save = NULL;
-  int i = 0;
-  for (char *t = strtok_r(buf, "/", &save); t && i < 5;
-       t = strtok_r(NULL, "/", &save))
-    f[i++] = t;
-  if (i != 5 || strtok_r(NULL, "/", &save) || strcmp(f[4], "aws4_request") ||
-      strlen(f[0]) >= sizeof p->ak || strlen(f[1]) != 8 ||
-      strlen(f[2]) >= sizeof p->region || strlen(f[3]) >= sizeof p->service)
-    return -1;
-  strcpy(p->ak, f[0]);
-  strcpy(p->date, f[1]);
-  strcpy(p->region, f[2]);
-  strcpy(p->service, f[3]);
-  return 0;
-}
-
 static int malformed(struct req *r, int presigned, const char *what) {
   if (presigned)
     return req_fail(r, 400, "AuthorizationQueryParametersError",
@@ -106,49 +84,42 @@ static int malformed(struct req *r, int presigned, const char *what) {
                   "The authorization header is malformed; %s", what);
 }
 
+static void take_credential(struct sig_parts *p,
+                            const struct rp_credential *c) {
+  memcpy(p->ak, c->ak, sizeof p->ak);
+  memcpy(p->date, c->date, sizeof c->date);
+  memcpy(p->region, c->region, sizeof p->region);
+  memcpy(p->service, c->service, sizeof p->service);
+}
+
 static int parse_header_auth(struct req *r, const char *authz,
                              struct sig_parts *p) {
-  if (!strncmp(authz, "AWS ", 4))
+  struct rp_authz a;
+  const char *why = "";
+  switch (rp_parse_authorization(authz, &a, &why)) {
+  case RP_AUTHZ_OK:
+    break;
+  case RP_AUTHZ_SIGV2:
     return req_fail(r, 400, "InvalidRequest",
                     "The authorization mechanism you have provided is not "
                     "supported. Please use AWS4-HMAC-SHA256.");
-  size_t alen = strlen(ALGO);
-  if (strncmp(authz, ALGO, alen) || (authz[alen] != ' ' && authz[alen] != ','))
+  case RP_AUTHZ_OTHER_ALGO:
     return req_fail(r, 400, "InvalidArgument",
                     "Unsupported Authorization Type (use " ALGO ")");
-  int have_cred = 0;
-  const char *s = authz + alen;
-  while (*s) {
-    while (*s == ' ' || *s == ',')
-      s++;
-    size_t n = strcspn(s, ",");
-    const char *eq = memchr(s, '=', n);
-    if (eq) {
-      size_t klen = (size_t)(eq - s), vlen = n - klen - 1;
-      const char *v = eq + 1;
-      while (vlen && v[vlen - 1] == ' ')
-        vlen--;
-      if (klen == 10 && !strncmp(s, "Credential", 10)) {
-        if (parse_credential(v, vlen, p) != 0)
-          return malformed(r, 0,
-                           "the Credential is mal-formed; expecting "
-                           "\"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/"
-                           "aws4_request\".");
-        have_cred = 1;
-      } else if (klen == 13 && !strncmp(s, "SignedHeaders", 13)) {
-        free(p->signed_headers);
-        p->signed_headers = strndup(v, vlen);
-      } else if (klen == 9 && !strncmp(s, "Signature", 9) &&
-                 vlen < sizeof p->signature) {
-        memcpy(p->signature, v, vlen);
-        p->signature[vlen] = '\0';
-      }
-    }
-    s += n;
+  default:
+    return malformed(r, 0, why);
   }
-  if (!have_cred || !p->signed_headers || !p->signature[0])
-    return malformed(r, 0,
-                     "Credential, SignedHeaders and Signature are required");
+  take_credential(p, &a.cred);
+  p->signed_headers = strndup(a.signed_headers, a.signed_headers_len);
+  if (!p->signed_headers)
+    return req_fail(r, 500, "InternalError", "out of memory");
+  if (a.signature_len < sizeof p->signature) {
+    memcpy(p->signature, a.signature, a.signature_len);
+    p->signature[a.signature_len] = '\0';
+  } else { /* kept too long to be 64 digits: SignatureDoesNotMatch */
+    memset(p->signature, 'x', sizeof p->signature - 1);
+    p->signature[sizeof p->signature - 1] = '\0';
+  }
   const char *d = req_header(r, "x-amz-date");
   if (d) {
     snprintf(p->amz_date, sizeof p->amz_date, "%s", d);
@@ -176,17 +147,23 @@ static int parse_query_auth(struct req *r, struct sig_parts *p, long *expires) {
                     "X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, "
                     "X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires "
                     "parameters.");
-  if (parse_credential(cred, strlen(cred), p) != 0)
+  struct rp_credential c;
+  if (rp_parse_credential(cred, strlen(cred), &c) != 0)
     return malformed(r, 1,
                      "expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/"
                      "aws4_request\".");
-  char *end;
-  *expires = strtol(exp, &end, 10);
-  if (!*exp || *end || *expires < 1 || *expires > MAX_EXPIRES)
+  take_credential(p, &c);
+  if (rp_parse_expires(exp, expires) != 0)
     return req_fail(r, 400, "AuthorizationQueryParametersError",
                     "X-Amz-Expires must be a number of seconds from 1 to %d",
-                    MAX_EXPIRES);
+                    RP_MAX_EXPIRES);
+  const char *why = "";
+  if (rp_check_signed_headers(sh, strlen(sh), &why) != 0)
+    return req_fail(r, 400, "AuthorizationQueryParametersError",
+                    "X-Amz-SignedHeaders: %s", why);
   p->signed_headers = strdup(sh);
+  if (!p->signed_headers)
+    return req_fail(r, 500, "InternalError", "out of memory");
   snprintf(p->signature, sizeof p->signature, "%s", sig);
   snprintf(p->amz_date, sizeof p->amz_date, "%s", date);
   return 0;
@@ -423,8 +400,7 @@ static int verify(struct req *r, struct sig_parts *p, int presigned,
   hbuf_free(&creq);
   if (rc != 0)
     return req_fail(r, 500, "InternalError",
-                    "cannot compute the signature (out of memory or "
-                    "malformed signed headers)");
+                    "cannot compute the signature (out of memory)");
   if (!ok)
     return req_fail(r, 403, "SignatureDoesNotMatch",
                     "The request signature we calculated does not match the "

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "handlers.h"
 #include "src/base/codec.h"
 #include "storage.h"
 
@@ -36,8 +37,20 @@ int body_begin_mem(struct req *r, size_t max) {
   return 0;
 }
 
-/* Payload bytes (after aws-chunked decoding). */
+/* Payload bytes (after aws-chunked decoding). The limits hold for the
+ * bytes as they arrive, whatever the framing promised: an HTTP-chunked
+ * body declares no length, and an aws-chunked one may decode to more than
+ * its x-amz-decoded-content-length; neither is written past its limit. */
 static int emit(struct req *r, const char *data, size_t n) {
+  int aws_chunked =
+      r->pay == PAY_CHUNKED_SIGNED || r->pay == PAY_CHUNKED_UNSIGNED;
+  if (aws_chunked && n > r->expect_len - r->body_len)
+    return req_fail(r, 400, "IncompleteBody",
+                    "The aws-chunked body decodes to more than the %llu "
+                    "bytes of its x-amz-decoded-content-length.",
+                    (unsigned long long)r->expect_len);
+  if (r->sink == SINK_FILE && n > r->srv->max_put - r->body_len)
+    return too_large(r);
   r->body_len += n;
   switch (r->sink) {
   case SINK_FILE:

@@ -177,22 +177,34 @@ static int trailer_line(struct req *r, struct chunk_dec *d) {
   return 0;
 }
 
+/* "<hex size>[;chunk-signature=<64 hex>]" and nothing else: strtoull
+ * would also take "0x5" (and a NUL as the first byte made it read an
+ * empty line as the final chunk), which another reader of the same bytes
+ * would frame differently. */
 static int size_line(struct req *r, struct chunk_dec *d) {
   d->line[d->line_len] = '\0';
-  char *end;
-  if (!d->line_len || !strchr("0123456789abcdefABCDEF", d->line[0]))
+  size_t digits = 0;
+  uint64_t size = 0;
+  while (digits < d->line_len &&
+         hhex_value((unsigned char)d->line[digits]) >= 0 && digits < 16)
+    size = size << 4 | (uint64_t)hhex_value((unsigned char)d->line[digits++]);
+  const char *end = d->line + digits;
+  if (digits == 0 || (size_t)(end - d->line) > d->line_len)
     return bad(r, "bad chunk size line");
-  unsigned long long size = strtoull(d->line, &end, 16);
   if (size > SRV_MAX_PUT)
     return bad(r, "chunk too large");
   d->sig[0] = '\0';
-  const char *ext = strstr(end, "chunk-signature=");
-  if (ext) {
-    ext += 16;
-    if (strlen(ext) != 64)
+  static const char ext[] = ";chunk-signature=";
+  if (!strncmp(end, ext, sizeof ext - 1)) {
+    const char *sig = end + sizeof ext - 1;
+    size_t n = d->line_len - (size_t)(sig - d->line);
+    for (size_t i = 0; i < n; i++)
+      if (hhex_value((unsigned char)sig[i]) < 0)
+        n = 0;
+    if (n != 64)
       return bad(r, "bad chunk-signature");
-    memcpy(d->sig, ext, 65);
-  } else if (*end && *end != ';') {
+    memcpy(d->sig, sig, 65);
+  } else if ((size_t)(end - d->line) != d->line_len) {
     return bad(r, "bad chunk size line");
   }
   if (d->verify && !d->sig[0])

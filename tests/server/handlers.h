@@ -21,6 +21,8 @@ enum MHD_Result h_get_versioning(struct req *r);
 /* A body of known length: Content-Length, or HTTP chunked (SDKs send
  * aws-chunked bodies so, with x-amz-decoded-content-length). */
 int has_body_length(const struct req *r);
+/* 400 EntityTooLarge: above --max-put-size (5 GiB), declared or streamed. */
+int too_large(struct req *r);
 /* Content-Type, x-amz-meta-* and the other headers kept with an object. */
 int collect_object_headers(struct req *r, struct obj_meta *m);
 void add_object_headers(struct MHD_Response *resp, const struct obj_meta *m);

@@ -67,7 +67,8 @@ struct sreq {
   time_t when;              /* 0: now */
   const char *ak, *sk;      /* NULL: T_AK, T_SK */
   int anonymous;            /* no Authorization at all */
-  size_t max_body; /* stop reading after this many body bytes (0: none) */
+  size_t max_body;  /* stop reading after this many body bytes (0: none) */
+  const char *host; /* the Host header (signed); NULL: the URL's host */
 };
 
 int http_send(const char *url, const struct sreq *q, struct http_resp *out);

@@ -22,7 +22,6 @@
 
 #include "handlers.h"
 #include "server.h"
-#include "src/base/uri.h"
 
 static enum MHD_Result h_not_allowed(struct req *r) {
   return srv_error(r, 405, "MethodNotAllowed",
@@ -125,70 +124,27 @@ int req_fail(struct req *r, int http, const char *code, const char *fmt, ...) {
 
 /* ---- request target ----------------------------------------------------- */
 
-static int add_param(struct req *r, const char *s, size_t n) {
-  if (r->n_params >= 128)
-    return req_fail(r, 400, "InvalidArgument", "too many query parameters");
-  const char *eq = memchr(s, '=', n);
-  size_t nlen = eq ? (size_t)(eq - s) : n;
-  struct hbuf name = HBUF_INIT, value = HBUF_INIT;
-  int bad = huri_decode(&name, s, nlen) != 0 ||
-            (eq && huri_decode(&value, eq + 1, n - nlen - 1) != 0);
-  if (bad || name.oom || value.oom) {
-    hbuf_free(&name);
-    hbuf_free(&value);
-    return req_fail(r, 400, "InvalidArgument",
-                    "malformed %%-escape in the query string");
-  }
-  struct srv_param *np =
-      realloc(r->params, (r->n_params + 1) * sizeof *r->params);
-  if (!np) {
-    hbuf_free(&name);
-    hbuf_free(&value);
-    return req_fail(r, 500, "InternalError", "out of memory");
-  }
-  r->params = np;
-  np[r->n_params].name = hbuf_steal(&name);
-  np[r->n_params].value = eq ? hbuf_steal(&value) : NULL;
-  hbuf_free(&name);
-  hbuf_free(&value);
-  r->n_params++;
-  return 0;
-}
-
+/* The target as received (reqparse.c); r owns the pieces afterwards. */
 static int parse_target(struct req *r) {
-  const char *u = r->raw_uri;
-  if (u[0] != '/')
-    return req_fail(r, 400, "InvalidURI",
-                    "Couldn't parse the specified URI (it must start "
-                    "with '/').");
-  size_t plen = strcspn(u, "?");
-  r->raw_path = strndup(u, plen);
-  r->raw_query = u[plen] == '?' ? u + plen + 1 : "";
-  if (!r->raw_path)
+  struct rp_target t;
+  const char *why = "";
+  int rc = rp_parse_target(r->raw_uri, &t, &why);
+  r->raw_path = t.raw_path;
+  r->raw_query = t.raw_query;
+  r->params = t.params;
+  r->n_params = t.n_params;
+  r->bucket = t.bucket;
+  r->key = t.key;
+  switch (rc) {
+  case RP_OK:
+    return 0;
+  case RP_BAD_URI:
+    return req_fail(r, 400, "InvalidURI", "%s", why);
+  case RP_BAD_ARGUMENT:
+    return req_fail(r, 400, "InvalidArgument", "%s", why);
+  default:
     return req_fail(r, 500, "InternalError", "out of memory");
-  for (const char *q = r->raw_query; *q;) {
-    size_t n = strcspn(q, "&");
-    if (n && add_param(r, q, n) != 0)
-      return -1;
-    q += n + (q[n] == '&');
   }
-  struct hbuf dec = HBUF_INIT;
-  if (huri_decode(&dec, r->raw_path, plen) != 0 ||
-      strlen(hbuf_str(&dec)) != dec.len) {
-    hbuf_free(&dec);
-    return req_fail(r, 400, "InvalidURI",
-                    "Couldn't parse the specified URI (bad %%-escape or "
-                    "NUL byte).");
-  }
-  const char *p = hbuf_str(&dec) + 1;
-  if (*p) {
-    size_t blen = strcspn(p, "/");
-    r->bucket = strndup(p, blen);
-    if (p[blen] == '/' && p[blen + 1])
-      r->key = strdup(p + blen + 1);
-  }
-  hbuf_free(&dec);
-  return 0;
 }
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
@@ -312,17 +268,24 @@ static enum srv_op classify(const struct req *r) {
 
 /* ---- phases ------------------------------------------------------------- */
 
-static int parse_u64(const char *s, uint64_t *out) {
-  if (!s || !*s)
-    return -1;
-  uint64_t v = 0;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
-      return -1;
-    v = v * 10 + (uint64_t)(*s - '0');
+/* RFC 7230 3.3.3: a body whose length two headers could tell differently
+ * has no framing both ends agree on (the stuff of request smuggling):
+ * more than one Content-Length, or one beside Transfer-Encoding, is 400,
+ * and the connection is closed after the answer. */
+static int framing_check(struct req *r) {
+  int n_cl = 0, te = 0;
+  for (size_t i = 0; i < r->n_hdrs; i++) {
+    n_cl += !strcasecmp(r->hdrs[i].name, "Content-Length");
+    te |= !strcasecmp(r->hdrs[i].name, "Transfer-Encoding");
   }
-  *out = v;
-  return 0;
+  if (n_cl < 2 && !(n_cl && te))
+    return 0;
+  r->close_conn = 1;
+  return req_fail(r, 400, "InvalidRequest",
+                  n_cl > 1 ? "The request has more than one Content-Length "
+                             "header."
+                           : "The request has both Content-Length and "
+                             "Transfer-Encoding.");
 }
 
 /* Lengths of the body: what arrives and, for aws-chunked, what it
@@ -330,12 +293,14 @@ static int parse_u64(const char *s, uint64_t *out) {
 static int body_lengths(struct req *r) {
   const char *cl = req_header(r, "Content-Length");
   uint64_t v = 0;
-  if (cl && parse_u64(cl, &v) != 0)
+  if (cl && rp_parse_u64(cl, strlen(cl), &v) != 0) {
+    r->close_conn = 1;
     return req_fail(r, 400, "InvalidArgument", "bad Content-Length");
+  }
   r->expect_len = v;
   if (r->pay == PAY_CHUNKED_SIGNED || r->pay == PAY_CHUNKED_UNSIGNED) {
     const char *dl = req_header(r, "x-amz-decoded-content-length");
-    if (!dl || parse_u64(dl, &r->expect_len) != 0)
+    if (!dl || rp_parse_u64(dl, strlen(dl), &r->expect_len) != 0)
       return req_fail(r, 411, "MissingContentLength",
                       "You must provide the x-amz-decoded-content-length "
                       "header with an aws-chunked body.");
@@ -352,7 +317,7 @@ static int header_phase(struct req *r, enum MHD_Result *res) {
   }
   if (r->state == RS_NEW) {
     MHD_get_connection_values(r->conn, MHD_HEADER_KIND, collect_header, r);
-    if (parse_target(r) == 0) {
+    if (parse_target(r) == 0 && framing_check(r) == 0) {
       r->op = classify(r);
       int special = r->op == OP_ADMIN || r->op == OP_RDMA_PREPARE ||
                     r->op == OP_RDMA_READY || r->op == OP_RDMA_CANCEL;
@@ -361,6 +326,14 @@ static int header_phase(struct req *r, enum MHD_Result *res) {
                  "The specified bucket is not valid.");
       else if (r->key && strlen(r->key) > SRV_MAX_KEY)
         req_fail(r, 400, "KeyTooLongError", "Your key is too long");
+      else if (r->key && (r->op == OP_PUT_OBJECT || r->op == OP_CREATE_MPU) &&
+               !xml_text_ok(r->key))
+        /* Listings and answers name keys in XML 1.0: a key it cannot
+         * carry would make them ill-formed (xmlw.c). */
+        req_fail(r, 400, "InvalidArgument",
+                 "The key holds a control character or bytes that are not "
+                 "UTF-8, which XML 1.0 cannot carry; hipobj-server does not "
+                 "store such keys.");
     }
     if (r->op != OP_ADMIN && !r->fault_evaluated) {
       faults_evaluate(s->faults, r);

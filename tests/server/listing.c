@@ -23,19 +23,19 @@
 #include "src/base/codec.h"
 
 int list_limit(struct req *r, const char *name, unsigned cap, unsigned *out) {
-  const char *v = req_param(r, name);
-  *out = cap;
-  if (!v)
-    return 0;
-  unsigned long long n = 0;
-  const char *p = v;
-  for (; *p >= '0' && *p <= '9' && n <= 1000000; p++)
-    n = n * 10 + (unsigned)(*p - '0');
-  if (!*v || *p)
+  if (rp_list_limit(req_param(r, name), cap, out) != 0)
     return req_fail(r, 400, "InvalidArgument",
                     "%s must be a non-negative integer", name);
-  *out = n < cap ? (unsigned)n : cap;
   return 0;
+}
+
+/* A listing echoes its parameters: one that XML 1.0 cannot carry can only
+ * be echoed URL-encoded. */
+static enum MHD_Result echo_refused(struct req *r) {
+  return srv_error(r, 400, "InvalidArgument",
+                   "A listing parameter holds a control character or bytes "
+                   "that are not UTF-8, which XML 1.0 cannot carry: ask "
+                   "with encoding-type=url.");
 }
 
 enum MHD_Result h_list_buckets(struct req *r) {
@@ -46,19 +46,20 @@ enum MHD_Result h_list_buckets(struct req *r) {
     return srv_errno(r, rc, "cannot list the buckets");
   struct hbuf x = HBUF_INIT;
   xml_begin(&x, "ListAllMyBucketsResult");
-  hbuf_puts(&x, "<Owner>");
+  xml_open(&x, "Owner");
   xml_el(&x, "ID", r->cred->access_key);
   xml_el(&x, "DisplayName", r->cred->access_key);
-  hbuf_puts(&x, "</Owner><Buckets>");
+  xml_close(&x, "Owner");
+  xml_open(&x, "Buckets");
   for (size_t i = 0; i < n; i++) {
     char when[32];
     srv_iso8601(b[i].created_ms, when);
-    hbuf_puts(&x, "<Bucket>");
+    xml_open(&x, "Bucket");
     xml_el(&x, "Name", b[i].name);
     xml_el(&x, "CreationDate", when);
-    hbuf_puts(&x, "</Bucket>");
+    xml_close(&x, "Bucket");
   }
-  hbuf_puts(&x, "</Buckets>");
+  xml_close(&x, "Buckets");
   xml_end(&x, "ListAllMyBucketsResult");
   st_free_buckets(b, n);
   return srv_xml(r, 200, &x);
@@ -112,19 +113,19 @@ static void contents_xml(struct req *r, struct hbuf *b, const char *key,
                          const struct obj_meta *m, int url, int owner) {
   char when[32];
   srv_iso8601(m->mtime_ms, when);
-  hbuf_puts(b, "<Contents>");
+  xml_open(b, "Contents");
   xml_el_key(b, "Key", key, url);
   xml_el(b, "LastModified", when);
   xml_el(b, "ETag", m->etag);
   xml_el_u64(b, "Size", m->size);
   xml_el(b, "StorageClass", "STANDARD");
   if (owner) {
-    hbuf_puts(b, "<Owner>");
+    xml_open(b, "Owner");
     xml_el(b, "ID", r->cred->access_key);
     xml_el(b, "DisplayName", r->cred->access_key);
-    hbuf_puts(b, "</Owner>");
+    xml_close(b, "Owner");
   }
-  hbuf_puts(b, "</Contents>");
+  xml_close(b, "Contents");
 }
 
 enum MHD_Result h_list_objects(struct req *r) {
@@ -143,6 +144,9 @@ enum MHD_Result h_list_objects(struct req *r) {
     return srv_error(r, 400, "InvalidArgument",
                      "Invalid Encoding Method specified in Request");
   int url = enc != NULL, owner = !v2 || (fo && !strcmp(fo, "true"));
+  if (!url && !(xml_text_ok(prefix) && xml_text_ok(delim) &&
+                xml_text_ok(start_after) && xml_text_ok(marker_v1)))
+    return echo_refused(r);
   prefix = prefix ? prefix : "";
   if (delim && !*delim)
     delim = NULL;
@@ -193,9 +197,9 @@ enum MHD_Result h_list_objects(struct req *r) {
         free(cp);
         break;
       }
-      hbuf_puts(&cps, "<CommonPrefixes>");
+      xml_open(&cps, "CommonPrefixes");
       xml_el_key(&cps, "Prefix", cp, url);
-      hbuf_puts(&cps, "</CommonPrefixes>");
+      xml_close(&cps, "CommonPrefixes");
       free(last_cp);
       last_cp = cp;
       last = cp;
@@ -301,6 +305,10 @@ enum MHD_Result h_list_uploads(struct req *r) {
     return srv_error(r, 400, "InvalidArgument",
                      "Invalid Encoding Method specified in Request");
   int url = enc != NULL;
+  /* The upload id marker is echoed as it is, even with encoding-type=url. */
+  if (!xml_text_ok(um) ||
+      (!url && !(xml_text_ok(prefix) && xml_text_ok(delim) && xml_text_ok(km))))
+    return echo_refused(r);
   prefix = prefix ? prefix : "";
   delim = delim && *delim ? delim : NULL;
   char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads");
@@ -372,9 +380,9 @@ enum MHD_Result h_list_uploads(struct req *r) {
       free(cp_store);
       cp_store = strndup(ents[i].key, cl);
       last_cp = cp_store;
-      hbuf_puts(&cps, "<CommonPrefixes>");
+      xml_open(&cps, "CommonPrefixes");
       xml_el_key(&cps, "Prefix", cp_store, url);
-      hbuf_puts(&cps, "</CommonPrefixes>");
+      xml_close(&cps, "CommonPrefixes");
       next_key = cp_store;
       next_id = "";
     } else {
@@ -384,14 +392,14 @@ enum MHD_Result h_list_uploads(struct req *r) {
       }
       char when[32];
       srv_iso8601(ents[i].initiated, when);
-      hbuf_puts(&items, "<Upload>");
+      xml_open(&items, "Upload");
       xml_el_key(&items, "Key", ents[i].key, url);
       xml_el(&items, "UploadId", ents[i].id);
       owner_xml(&items, "Initiator", r);
       owner_xml(&items, "Owner", r);
       xml_el(&items, "StorageClass", "STANDARD");
       xml_el(&items, "Initiated", when);
-      hbuf_puts(&items, "</Upload>");
+      xml_close(&items, "Upload");
       next_key = ents[i].key;
       next_id = ents[i].id;
     }

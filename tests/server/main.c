@@ -50,6 +50,8 @@ static const char usage_text[] =
     "  --tls-key FILE        and this PEM private key (both or neither)\n"
     "  --min-part-size SIZE  smallest non-final multipart part (default\n"
     "                        5MiB, as S3; smaller only for experiments)\n"
+    "  --max-put-size SIZE   largest PutObject or part (default 5GiB, as\n"
+    "                        S3; smaller only for tests of the limit)\n"
     "  --rdma auto|off       RDMA server role of hipobj-rc-v2 (default off:\n"
     "                        control requests get 501 and\n"
     "                        X-Amz-Rdma-Protocol-Status: unsupported; auto:\n"
@@ -212,6 +214,7 @@ int main(int argc, char **argv) {
   int n_keys = 0, n_secrets = 0;
   srv.threads = 4;
   srv.min_part_size = 5u << 20;
+  srv.max_put = SRV_MAX_PUT;
   srv.log_level = SLOG_INFO;
   static const struct option opts[] = {
       {"root", required_argument, NULL, 'r'},
@@ -221,6 +224,7 @@ int main(int argc, char **argv) {
       {"region", required_argument, NULL, 'g'},
       {"threads", required_argument, NULL, 't'},
       {"min-part-size", required_argument, NULL, 'm'},
+      {"max-put-size", required_argument, NULL, 'M'},
       {"rdma", required_argument, NULL, 'R'},
       {"rdma-device", required_argument, NULL, 'D'},
       {"faults", required_argument, NULL, 'f'},
@@ -265,6 +269,11 @@ int main(int argc, char **argv) {
     case 'm':
       if (hipobj_parse_size(optarg, &srv.min_part_size) != HIPOBJ_OK)
         die("--min-part-size %s: expected a size such as 5MiB", optarg);
+      break;
+    case 'M':
+      if (hipobj_parse_size(optarg, &srv.max_put) != HIPOBJ_OK ||
+          srv.max_put == 0 || srv.max_put > SRV_MAX_PUT)
+        die("--max-put-size %s: expected a size from 1 to 5GiB", optarg);
       break;
     case 'R':
       if (!strcmp(optarg, "auto"))

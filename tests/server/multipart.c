@@ -107,10 +107,10 @@ done:
 }
 
 void owner_xml(struct hbuf *x, const char *el, const struct req *r) {
-  hbuf_printf(x, "<%s>", el);
+  xml_open(x, el);
   xml_el(x, "ID", r->cred->access_key);
   xml_el(x, "DisplayName", r->cred->access_key);
-  hbuf_printf(x, "</%s>", el);
+  xml_close(x, el);
 }
 
 /* ---- CreateMultipartUpload ---------------------------------------------- */
@@ -207,10 +207,8 @@ int upload_part_begin(struct req *r) {
   if (!has_body_length(r))
     return req_fail(r, 411, "MissingContentLength",
                     "You must provide the Content-Length HTTP header.");
-  if (r->expect_len > SRV_MAX_PUT)
-    return req_fail(r, 400, "EntityTooLarge",
-                    "Your proposed upload exceeds the maximum allowed size "
-                    "(5 GiB per part).");
+  if (r->expect_len > r->srv->max_put)
+    return too_large(r);
   return body_begin_file(r);
 }
 
@@ -359,9 +357,11 @@ static enum MHD_Result complete_result(struct req *r, const char *etag,
   struct hbuf x = HBUF_INIT;
   const char *host = req_header(r, "Host");
   xml_begin(&x, "CompleteMultipartUploadResult");
-  hbuf_printf(&x, "<Location>http://%s", host ? host : "localhost");
-  xml_esc(&x, r->raw_path);
-  hbuf_puts(&x, "</Location>");
+  /* The Host header is the client's text: escaped like any other. */
+  struct hbuf loc = HBUF_INIT;
+  hbuf_printf(&loc, "http://%s%s", host ? host : "localhost", r->raw_path);
+  xml_el(&x, "Location", hbuf_str(&loc));
+  hbuf_free(&loc);
   xml_el(&x, "Bucket", r->bucket);
   xml_el(&x, "Key", r->key);
   xml_el(&x, "ETag", etag);
@@ -618,10 +618,13 @@ enum MHD_Result h_list_parts(struct req *r) {
   const char *pm = req_param(r, "part-number-marker");
   if (list_limit(r, "max-parts", 1000, &max) != 0)
     return srv_fail(r);
-  if (pm && *pm && (sscanf(pm, "%u", &marker) != 1 || marker > SRV_MAX_PARTS))
+  uint64_t pm_v = 0;
+  if (pm && *pm &&
+      (rp_parse_u64(pm, strlen(pm), &pm_v) != 0 || pm_v > SRV_MAX_PARTS))
     return srv_error(r, 400, "InvalidArgument",
                      "part-number-marker must be an integer from 0 to "
                      "10000");
+  marker = (unsigned)pm_v;
   if (!st_bucket_exists(r->srv, r->bucket))
     return srv_error(r, 404, "NoSuchBucket",
                      "The specified bucket does not exist");
@@ -676,14 +679,14 @@ enum MHD_Result h_list_parts(struct req *r) {
       continue;
     char when[32];
     srv_iso8601(pm_.mtime_ms, when);
-    hbuf_puts(&items, "<Part>");
+    xml_open(&items, "Part");
     xml_el_u64(&items, "PartNumber", nums[i]);
     xml_el(&items, "LastModified", when);
     xml_el(&items, "ETag", pm_.etag);
     xml_el_u64(&items, "Size", pm_.size);
     if (alg && pm_.cksum[0])
       checksum_el(&items, alg, pm_.cksum);
-    hbuf_puts(&items, "</Part>");
+    xml_close(&items, "Part");
     meta_free(&pm_);
     last = nums[i];
     listed++;

@@ -105,6 +105,13 @@ static enum MHD_Result missing(struct req *r) {
 
 /* ---- PutObject ---------------------------------------------------------- */
 
+int too_large(struct req *r) {
+  return req_fail(r, 400, "EntityTooLarge",
+                  "Your proposed upload exceeds the maximum allowed size "
+                  "(%llu bytes for one PUT or part; use a multipart upload).",
+                  (unsigned long long)r->srv->max_put);
+}
+
 int has_body_length(const struct req *r) {
   const char *te = req_header(r, "Transfer-Encoding");
   return req_header(r, "Content-Length") || (te && strcasestr(te, "chunked"));
@@ -114,10 +121,8 @@ int put_object_begin(struct req *r) {
   if (!has_body_length(r))
     return req_fail(r, 411, "MissingContentLength",
                     "You must provide the Content-Length HTTP header.");
-  if (r->expect_len > SRV_MAX_PUT)
-    return req_fail(r, 400, "EntityTooLarge",
-                    "Your proposed upload exceeds the maximum allowed size "
-                    "(5 GiB for one PUT; use a multipart upload).");
+  if (r->expect_len > r->srv->max_put)
+    return too_large(r);
   return body_begin_file(r);
 }
 
@@ -158,63 +163,6 @@ enum MHD_Result h_put_object(struct req *r) {
 }
 
 /* ---- GetObject / HeadObject --------------------------------------------- */
-
-static int parse_digits(const char **p, uint64_t *out) {
-  const char *s = *p;
-  uint64_t v = 0;
-  if (*s < '0' || *s > '9')
-    return -1;
-  for (; *s >= '0' && *s <= '9'; s++) {
-    if (v > (UINT64_MAX - 9) / 10)
-      return -1;
-    v = v * 10 + (uint64_t)(*s - '0');
-  }
-  *p = s;
-  *out = v;
-  return 0;
-}
-
-/* 1: a satisfiable range in off/len; 0: no usable Range (send the whole
- * object, as RFC 7233 says for unparsable or multi-range values, which S3
- * does not support either); -1: not satisfiable (416). */
-static int parse_range(const char *h, uint64_t size, uint64_t *off,
-                       uint64_t *len) {
-  while (*h == ' ')
-    h++;
-  if (strncmp(h, "bytes=", 6) || strchr(h, ','))
-    return 0;
-  const char *p = h + 6;
-  uint64_t first, last;
-  if (*p == '-') {
-    p++;
-    if (parse_digits(&p, &last) != 0 || *p)
-      return 0;
-    if (last == 0 || size == 0)
-      return -1;
-    *off = last >= size ? 0 : size - last;
-    *len = size - *off;
-    return 1;
-  }
-  if (parse_digits(&p, &first) != 0 || *p != '-')
-    return 0;
-  p++;
-  if (!*p) {
-    if (first >= size)
-      return -1;
-    *off = first;
-    *len = size - first;
-    return 1;
-  }
-  if (parse_digits(&p, &last) != 0 || *p || last < first)
-    return 0;
-  if (first >= size)
-    return -1;
-  if (last >= size)
-    last = size - 1;
-  *off = first;
-  *len = last - first + 1;
-  return 1;
-}
 
 static void strip_etag(const char *s, size_t n, const char **out,
                        size_t *olen) {
@@ -305,14 +253,13 @@ enum MHD_Result h_get_object(struct req *r) {
   }
   if (pn) {
     uint64_t n = 0;
-    const char *p = pn;
     if (range) {
       res = srv_error(r, 400, "InvalidRequest",
                       "Cannot specify both Range header and partNumber query "
                       "parameter");
       goto done;
     }
-    if (parse_digits(&p, &n) != 0 || *p || n < 1 || n > SRV_MAX_PARTS) {
+    if (rp_parse_u64(pn, strlen(pn), &n) != 0 || n < 1 || n > SRV_MAX_PARTS) {
       res = srv_error(r, 400, "InvalidArgument",
                       "Part number must be an integer between 1 and 10000, "
                       "inclusive");
@@ -331,7 +278,7 @@ enum MHD_Result h_get_object(struct req *r) {
       parts_count = (int)m.n_parts;
     }
   } else if (range) {
-    int pr = parse_range(range, m.size, &off, &len);
+    int pr = rp_parse_range(range, m.size, &off, &len);
     if (pr < 0) {
       struct MHD_Response *resp = srv_error_response(
           r, "InvalidRange", "The requested range is not satisfiable");
@@ -413,17 +360,17 @@ enum MHD_Result h_delete_objects(struct req *r) {
                  : st_obj_delete(r->srv, r->bucket, d.keys[i]);
     if (rc == 0) {
       if (!d.quiet) {
-        hbuf_puts(&x, "<Deleted>");
+        xml_open(&x, "Deleted");
         xml_el(&x, "Key", d.keys[i]);
-        hbuf_puts(&x, "</Deleted>");
+        xml_close(&x, "Deleted");
       }
     } else {
-      hbuf_puts(&x, "<Error>");
+      xml_open(&x, "Error");
       xml_el(&x, "Key", d.keys[i]);
       xml_el(&x, "Code",
              rc == -ENAMETOOLONG ? "KeyTooLongError" : "InternalError");
       xml_el(&x, "Message", strerror(-rc));
-      hbuf_puts(&x, "</Error>");
+      xml_close(&x, "Error");
     }
   }
   xml_end(&x, "DeleteResult");

@@ -190,6 +190,8 @@ enum MHD_Result srv_queue(struct req *r, int http, struct MHD_Response *resp) {
   MHD_add_response_header(resp, "x-amz-request-id", r->id);
   MHD_add_response_header(resp, "x-amz-id-2", r->id);
   MHD_add_response_header(resp, "Server", SRV_NAME);
+  if (r->close_conn)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
   if (http < 300)
     cks_answer_headers(r, resp); /* the checksum echoes (checksums.c) */
   if (r->fault.action == FA_CRASH_AFTER && http < 300) {
@@ -209,7 +211,7 @@ enum MHD_Result srv_queue(struct req *r, int http, struct MHD_Response *resp) {
 struct MHD_Response *srv_error_response(struct req *r, const char *code,
                                         const char *msg) {
   struct hbuf b = HBUF_INIT;
-  hbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
+  xml_begin_bare(&b, "Error");
   xml_el(&b, "Code", code);
   /* S3 never sends an empty Message; neither do we. */
   xml_el(&b, "Message", msg && *msg ? msg : code);
@@ -222,7 +224,7 @@ struct MHD_Response *srv_error_response(struct req *r, const char *code,
   xml_el(&b, "Resource", r->raw_path ? r->raw_path : "/");
   xml_el(&b, "RequestId", r->id);
   xml_el(&b, "HostId", r->id);
-  hbuf_puts(&b, "</Error>");
+  xml_end(&b, "Error");
   struct MHD_Response *resp = NULL;
   if (!b.oom) {
     resp =
@@ -340,13 +342,17 @@ enum MHD_Result srv_endless(struct req *r) {
   e->rule_id = r->fault.rule_id;
   /* Code, Message and RequestId come first, complete: a client keeping
    * the beginning of the body can still tell what the error was. */
-  int n = snprintf(e->head, sizeof e->head,
-                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>"
-                   "<Code>%s</Code><Message>Injected by hipobj-server "
-                   "--faults endless: this body never ends.</Message>"
-                   "<RequestId>%s</RequestId><Padding>",
-                   srv_fault_code(r), r->id);
-  e->head_len = n > 0 && (size_t)n < sizeof e->head ? (size_t)n : 0;
+  struct hbuf h = HBUF_INIT;
+  xml_begin_bare(&h, "Error");
+  xml_el(&h, "Code", srv_fault_code(r));
+  xml_el(&h, "Message",
+         "Injected by hipobj-server --faults endless: this "
+         "body never ends.");
+  xml_el(&h, "RequestId", r->id);
+  xml_open(&h, "Padding");
+  e->head_len = !h.oom && h.len < sizeof e->head ? h.len : 0;
+  memcpy(e->head, hbuf_str(&h), e->head_len);
+  hbuf_free(&h);
   srv_log(r->srv, SLOG_INFO, "%s: fault: endless %d error body", r->id,
           r->fault.status);
   /* A small send buffer, so that the count stays close to what the client

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "reqparse.h"
 #include "s3/crypto.h"
 #include "src/base/buf.h"
 
@@ -48,6 +49,7 @@ struct server {
   int rdma_auto; /* --rdma auto: accepted; behaves like off in this build */
   const char *rdma_device;
   uint64_t min_part_size;
+  uint64_t max_put; /* --max-put-size: one PUT or part, SRV_MAX_PUT at most */
   unsigned threads;
   char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
   struct faults *faults;
@@ -145,11 +147,6 @@ struct fault_hit {
   uint64_t rule_id; /* the rule that fired (faults_add_sent) */
 };
 
-struct srv_param {
-  char *name;
-  char *value; /* NULL for a bare name ("?uploads") */
-};
-
 struct srv_header {
   const char *name; /* as MHD keeps them, valid for the request */
   const char *value;
@@ -161,10 +158,10 @@ struct req {
   struct server *srv;
   struct MHD_Connection *conn;
   const char *method;
-  char *raw_uri;         /* the request target exactly as received */
-  char *raw_path;        /* up to '?' (undecoded: the canonical URI) */
-  const char *raw_query; /* after '?', "" when none */
-  struct srv_param *params;
+  char *raw_uri;           /* the request target exactly as received */
+  char *raw_path;          /* up to '?' (undecoded: the canonical URI) */
+  const char *raw_query;   /* after '?', "" when none */
+  struct rp_param *params; /* reqparse.h */
   size_t n_params;
   struct srv_header *hdrs;
   size_t n_hdrs;
@@ -175,6 +172,7 @@ struct req {
   double t0;
   enum req_state state;
   int http_status;
+  int close_conn; /* the answer closes the connection (bad framing) */
   uint64_t bytes_in, bytes_out;
 
   /* auth.c */
@@ -252,10 +250,18 @@ const char *srv_fault_code(const struct req *r);
  * ends, streamed (never buffered) until the client goes away. */
 enum MHD_Result srv_endless(struct req *r);
 
-/* xmlw.c */
+/* xmlw.c: every document the server sends is written with these. Element
+ * names are literals of this server; text is escaped so that the document
+ * is always well-formed (see xmlw.c). */
 void xml_begin(struct hbuf *b, const char *root);
+/* The same without the S3 namespace, as S3 writes <Error>. */
+void xml_begin_bare(struct hbuf *b, const char *root);
 void xml_end(struct hbuf *b, const char *root);
+void xml_open(struct hbuf *b, const char *name);
+void xml_close(struct hbuf *b, const char *name);
 void xml_esc(struct hbuf *b, const char *s);
+/* 1 when s is UTF-8 made only of characters XML 1.0 can carry. */
+int xml_text_ok(const char *s);
 void xml_el(struct hbuf *b, const char *name, const char *text);
 void xml_el_u64(struct hbuf *b, const char *name, uint64_t v);
 void xml_el_key(struct hbuf *b, const char *name, const char *text,

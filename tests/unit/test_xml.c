@@ -1,8 +1,8 @@
 /* test_xml.c - S3 XML documents: fixtures modelled on the examples in AWS's
  * S3 API reference (Error, CreateMultipartUpload, CompleteMultipartUpload
  * incl. the "200 with <Error>" case, ListParts, ListObjectsV2), malformed
- * and hostile input, silence on stderr, thread safety, the Complete
- * builder, and the timestamp parsers.
+ * and hostile input, silence on stderr, thread safety, and the timestamp
+ * parsers (the builders are in test_xml_write.c).
  *
  * Expected Unix times were computed independently with GNU date, e.g.
  * `date -u -d 2009-10-12T17:50:30Z +%s`; 784111777 is RFC 7231's example
@@ -205,91 +205,6 @@ Test(xml_complete, missing_etag) {
   cr_expect_eq(s3_xml_parse_complete(x, strlen(x), &is_error, NULL, etag, &why),
                HIPOBJ_E_PROTOCOL);
   cr_expect_str_eq(why.message, "missing <ETag>");
-}
-
-/* ------------------------------------------------------------------------ */
-/* Complete builder                                                         */
-/* ------------------------------------------------------------------------ */
-
-static struct s3_part part(unsigned n, const char *etag) {
-  struct s3_part p = {0};
-  p.number = n;
-  snprintf(p.etag, sizeof p.etag, "%s", etag);
-  return p;
-}
-
-Test(xml_build, exact_two_parts) {
-  struct s3_part parts[] = {part(1, "\"a54357aff0632cce46d942af68356b38\""),
-                            part(2, "\"0c78aef83f66abc1fa1e8477f296d394\"")};
-  struct hbuf out = HBUF_INIT;
-  cr_assert_eq(s3_xml_build_complete(&out, parts, 2), 0);
-  /* The request body of AWS's CompleteMultipartUpload, with the quotes of
-   * the ETags escaped as &quot; (text escaping per XML 1.0 section 2.4). */
-  cr_expect_str_eq(
-      hbuf_str(&out),
-      "<CompleteMultipartUpload "
-      "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-      "<Part><PartNumber>1</PartNumber>"
-      "<ETag>&quot;a54357aff0632cce46d942af68356b38&quot;</ETag></Part>"
-      "<Part><PartNumber>2</PartNumber>"
-      "<ETag>&quot;0c78aef83f66abc1fa1e8477f296d394&quot;</ETag></Part>"
-      "</CompleteMultipartUpload>");
-  hbuf_free(&out);
-}
-
-Test(xml_build, round_trip_through_libxml2) {
-  struct s3_part parts[] = {part(1, "\"a54357aff0632cce46d942af68356b38\""),
-                            part(2, "\"odd&<etag>'\""), part(10000, "x")};
-  struct hbuf out = HBUF_INIT;
-  hbuf_puts(&out, "   "); /* appends: checked by parsing after the prefix */
-  cr_assert_eq(s3_xml_build_complete(&out, parts, 3), 0);
-  xmlDocPtr doc = xmlReadMemory(out.data + 3, (int)out.len - 3, NULL, NULL,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR);
-  cr_assert_not_null(doc, "libxml2 rejects: %s", out.data);
-  xmlNodePtr root = xmlDocGetRootElement(doc);
-  cr_expect_str_eq((const char *)root->name, "CompleteMultipartUpload");
-  cr_assert_not_null(root->ns);
-  cr_expect_str_eq((const char *)root->ns->href,
-                   "http://s3.amazonaws.com/doc/2006-03-01/");
-  size_t i = 0;
-  for (xmlNodePtr p = root->children; p; p = p->next) {
-    if (p->type != XML_ELEMENT_NODE)
-      continue;
-    cr_assert_lt(i, 3);
-    cr_expect_str_eq((const char *)p->name, "Part");
-    xmlNodePtr num = p->children, et = num ? num->next : NULL;
-    cr_assert_not_null(et);
-    xmlChar *n = xmlNodeGetContent(num), *e = xmlNodeGetContent(et);
-    char want[16];
-    snprintf(want, sizeof want, "%u", parts[i].number);
-    cr_expect_str_eq((const char *)n, want);
-    cr_expect_str_eq((const char *)e, parts[i].etag);
-    xmlFree(n);
-    xmlFree(e);
-    i++;
-  }
-  cr_expect_eq(i, 3);
-  xmlFreeDoc(doc);
-  hbuf_free(&out);
-}
-
-Test(xml_build, rejects_bad_parts) {
-  struct hbuf out = HBUF_INIT;
-  hbuf_puts(&out, "keep");
-  struct s3_part zero[] = {part(0, "\"e\"")};
-  struct s3_part big[] = {part(10001, "\"e\"")};
-  struct s3_part empty[] = {part(1, "\"e\""), part(2, "")};
-  struct s3_part ctrl[] = {part(1, "\"e\x01\"")};
-  struct s3_part full = part(1, "");
-  memset(full.etag, 'a', sizeof full.etag); /* no NUL inside the array */
-  cr_expect_eq(s3_xml_build_complete(&out, zero, 0), -1);
-  cr_expect_eq(s3_xml_build_complete(&out, zero, 1), -1);
-  cr_expect_eq(s3_xml_build_complete(&out, big, 1), -1);
-  cr_expect_eq(s3_xml_build_complete(&out, empty, 2), -1);
-  cr_expect_eq(s3_xml_build_complete(&out, ctrl, 1), -1);
-  cr_expect_eq(s3_xml_build_complete(&out, &full, 1), -1);
-  cr_expect_str_eq(hbuf_str(&out), "keep");
-  hbuf_free(&out);
 }
 
 /* ------------------------------------------------------------------------ */

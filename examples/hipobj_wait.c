@@ -1,0 +1,122 @@
+/* hipobj_wait.c - how `hipobj` waits for a transfer: started with the
+ * library's asynchronous API and waited for on the main thread, which
+ * sleeps in poll() on the self-pipe of hipobj_util.c. Two things write to
+ * it: the transfer's completion callback (a library thread), and the
+ * signal handler, which only sets a flag and writes a byte (both
+ * async-signal-safe). Woken by a signal, the main thread cancels the
+ * transfer through the library: requests in flight stop, and a multipart
+ * upload is aborted on the server unless it is to be kept. The library is
+ * never called from a signal handler. */
+#include <poll.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "hipobj_cli.h"
+
+struct waiter {
+  struct progress *p;
+  atomic_int finished; /* set by the completion callback, then the wake */
+};
+
+static void on_progress(void *user, uint64_t done, uint64_t total) {
+  struct waiter *w = user;
+  progress_from_library(w->p, done, total);
+}
+
+static void on_done(struct hipobj_xfer *x, int status, void *user) {
+  (void)x;
+  (void)status;
+  struct waiter *w = user;
+  atomic_store(&w->finished, 1);
+  signals_wake();
+}
+
+static void drain(int fd) {
+  char buf[64];
+  while (read(fd, buf, sizeof buf) > 0)
+    ;
+}
+
+/* Sleeps until the transfer's callback has run, cancelling it once when a
+ * signal came; then collects its result. */
+static int wait_for(struct hipobj_xfer *x, struct waiter *w,
+                    struct hipobj_xfer_result *res, struct hipobj_error *err) {
+  int fd = signals_wake_fd(), cancelled = 0;
+  while (fd >= 0 && !atomic_load(&w->finished)) {
+    if (cli_interrupted && !cancelled) {
+      hipobj_xfer_cancel(x);
+      cancelled = 1;
+    }
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    if (poll(&pf, 1, -1) > 0)
+      drain(fd); /* EINTR: the loop looks again */
+  }
+  /* The callback has run (or there is no pipe): this returns once the
+   * transfer is over. */
+  return hipobj_xfer_wait(x, res, err);
+}
+
+typedef int (*start_fn)(struct cli *c, const void *args,
+                        const struct hipobj_xfer_opts *xo,
+                        struct hipobj_xfer **x);
+
+struct get_args {
+  const char *bucket, *key;
+  const struct hipobj_mem *mem;
+  const struct hipobj_get_opts *go;
+};
+struct put_args {
+  const char *bucket, *key;
+  const struct hipobj_mem *mem;
+  const struct hipobj_put_opts *po;
+};
+
+static int start_get(struct cli *c, const void *args,
+                     const struct hipobj_xfer_opts *xo,
+                     struct hipobj_xfer **x) {
+  const struct get_args *a = args;
+  return hipobj_s3_get_start(c->client, a->bucket, a->key, a->mem, a->go, xo, x,
+                             c->err);
+}
+
+static int start_put(struct cli *c, const void *args,
+                     const struct hipobj_xfer_opts *xo,
+                     struct hipobj_xfer **x) {
+  const struct put_args *a = args;
+  return hipobj_s3_put_start(c->client, a->bucket, a->key, a->mem, a->po, xo, x,
+                             c->err);
+}
+
+static int run(struct cli *c, struct progress *p, start_fn start,
+               const void *args, struct hipobj_xfer_result *res) {
+  struct waiter w = {.p = p};
+  atomic_init(&w.finished, 0);
+  struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
+  xo.progress = on_progress;
+  xo.done = on_done;
+  xo.user = &w;
+  struct hipobj_xfer *x = NULL;
+  if (signals_wake_fd() >= 0)
+    drain(signals_wake_fd()); /* a stale byte; the flag stays */
+  signals_set_soft(1);
+  int st = start(c, args, &xo, &x);
+  if (st == HIPOBJ_OK)
+    st = wait_for(x, &w, res, c->err);
+  signals_set_soft(0);
+  hipobj_xfer_free(x);
+  return st;
+}
+
+int xfer_get(struct cli *c, struct progress *p, const char *bucket,
+             const char *key, const struct hipobj_mem *mem,
+             const struct hipobj_get_opts *go, struct hipobj_xfer_result *res) {
+  struct get_args a = {bucket, key, mem, go};
+  return run(c, p, start_get, &a, res);
+}
+
+int xfer_put(struct cli *c, struct progress *p, const char *bucket,
+             const char *key, const struct hipobj_mem *mem,
+             const struct hipobj_put_opts *po, struct hipobj_xfer_result *res) {
+  struct put_args a = {bucket, key, mem, po};
+  return run(c, p, start_put, &a, res);
+}
