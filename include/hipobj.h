@@ -5,9 +5,26 @@
  * - Every function returns an int status: HIPOBJ_OK (0) or an enum
  * hipobj_status value. S3 error codes ("NoSuchKey", ...) are data in struct
  * hipobj_error.
- * - Caller-owned option structs start with struct_size, set by their _INIT
- *   macro; zero/NULL fields mean "default". A NULL options pointer means all
- *   defaults.
+ * - Option and result structs (struct hipobj_client_config, _get_opts,
+ *   _put_opts, _xfer_opts, _list_opts, _xfer_result, _object_info,
+ *   _gpu_platform_info, _gpu_device_info) start with `size_t struct_size`,
+ *   set by their initialiser: struct hipobj_X is initialised with
+ *   HIPOBJ_X_INIT, which zeroes every other field. Zero/NULL fields mean
+ *   "default"; a NULL options pointer means all defaults. struct_size lets
+ *   a program and a library built from different versions of this header
+ *   work together (the rule of the Linux kernel's copy_struct_from_user):
+ *   - fields are only ever appended, and zero keeps the behaviour from
+ *     before the field existed;
+ *   - a smaller struct (an older program), down to sizeof(size_t), is
+ *     read only within struct_size, the fields it lacks taking their
+ *     defaults, and a result is written only within struct_size;
+ *   - a larger struct (a newer program) is accepted when every byte of
+ *     options past the library's struct is zero, and refused with
+ *     HIPOBJ_E_INVALID_ARGUMENT naming the struct otherwise (the library
+ *     would ignore an option it does not know); a result's bytes past the
+ *     library's struct are set to zero (fields it cannot fill);
+ *   - struct_size 0 (a struct not initialised) or below sizeof(size_t) is
+ *     HIPOBJ_E_INVALID_ARGUMENT naming the initialiser.
  * - Strings passed in are borrowed for the duration of the call (the client
  *   copies what it keeps). Objects returned through `**out` are owned by the
  *   caller and released with their _free/_destroy function.

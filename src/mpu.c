@@ -14,9 +14,9 @@
 #include "base/codec.h"
 #include "base/strutil.h"
 #include "client_int.h"
+#include "hstruct.h"
 #include "jobs.h"
 #include "mpu.h"
-#include "ops.h"
 #include "plan.h"
 
 struct hipobj_mpu {
@@ -213,23 +213,25 @@ int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
                               struct hipobj_error *err) {
   const char *op = "UploadPart";
   double t0 = hnow_seconds();
+  struct hipobj_xfer_result r;
   int rc;
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
   if (number < 1 || number > HPLAN_MAX_PARTS)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "part number %u is outside 1..10000", number);
-  if ((rc = hops_check_result(op, res, err)) || (rc = hcheck_mem(op, src, err)))
+  if ((rc = hstruct_out_begin(op, res, &r, err)))
     return rc;
-  if (src->len > HPLAN_MAX_PART)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "part of %zu bytes exceeds S3's 5 GiB", src->len);
+  if ((rc = hcheck_mem(op, src, err)) == HIPOBJ_OK && src->len > HPLAN_MAX_PART)
+    rc = herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                  "part of %zu bytes exceeds S3's 5 GiB", src->len);
   struct hjob j;
-  if ((rc = hjob_upload_part_init(m, number, src, NULL, &j, err)) != HIPOBJ_OK)
-    return rc;
-  rc = hjob_run(&j, res, err);
-  if (res)
-    res->seconds = hnow_seconds() - t0;
+  if (rc == HIPOBJ_OK && (rc = hjob_upload_part_init(m, number, src, NULL, &j,
+                                                     err)) == HIPOBJ_OK) {
+    rc = hjob_run(&j, &r, err);
+    r.seconds = hnow_seconds() - t0;
+  }
+  hstruct_out_end(res, &r);
   return rc;
 }
 
@@ -317,13 +319,16 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
                            struct hipobj_error *err) {
   const char *op = "CompleteMultipartUpload";
   double t0 = hnow_seconds();
+  struct hipobj_xfer_result r;
   int rc;
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
-  if ((rc = hops_check_result(op, res, err)))
+  if ((rc = hstruct_out_begin(op, res, &r, err)))
     return rc;
-  if (m->n_parts == 0)
+  if (m->n_parts == 0) {
+    hstruct_out_end(res, &r);
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "no part was uploaded");
+  }
   mpu_sort(m);
   struct hbuf body = HBUF_INIT;
   pthread_mutex_lock(&m->lock);
@@ -335,6 +340,7 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   pthread_mutex_unlock(&m->lock);
   if (body.oom) {
     hbuf_free(&body);
+    hstruct_out_end(res, &r);
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   }
   struct complete_ctx cc;
@@ -356,14 +362,13 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
     multipart_etag(m->parts, m->n_parts, cc.etag);
     pthread_mutex_unlock(&m->lock);
   }
-  if (res) {
-    res->bytes = rc == HIPOBJ_OK ? total : 0;
-    res->parts = n_parts;
-    res->retries = cc.r.retries;
-    res->path = HIPOBJ_PATH_NONE;
-    res->seconds = hnow_seconds() - t0;
-    hstrlcpy(res->etag, cc.etag, sizeof res->etag);
-  }
+  r.bytes = rc == HIPOBJ_OK ? total : 0;
+  r.parts = n_parts;
+  r.retries = cc.r.retries;
+  r.path = HIPOBJ_PATH_NONE;
+  r.seconds = hnow_seconds() - t0;
+  hstrlcpy(r.etag, cc.etag, sizeof r.etag);
+  hstruct_out_end(res, &r);
   hreq_cleanup(&cc.r);
   hbuf_free(&body);
   return rc;

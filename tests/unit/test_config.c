@@ -218,8 +218,10 @@ Test(config, small_struct_size_ignores_later_fields) {
   cr_assert_null(c.ca_bundle);
   hcfg_free(&c);
 
-  /* A field only partly inside struct_size is not read either. */
-  cfg.struct_size = offsetof(struct hipobj_client_config, part_size) + 4;
+  /* Ending after concurrency: the fields up to it are read, part_size
+   * (garbage) is not. */
+  cfg.struct_size = offsetof(struct hipobj_client_config, concurrency) +
+                    sizeof cfg.concurrency;
   cfg.anonymous = 0;
   cfg.addressing = HIPOBJ_ADDRESSING_PATH;
   cfg.tls_skip_verify = 0;
@@ -242,11 +244,20 @@ Test(config, zero_struct_size_is_rejected) {
 
 Test(config, larger_struct_size_is_accepted) {
   env_keys();
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.struct_size += 64; /* a newer caller */
+  /* A newer caller's struct: fields this library does not know, unset. */
+  struct {
+    struct hipobj_client_config cfg;
+    unsigned char newer[64];
+  } big;
+  memset(&big, 0, sizeof big);
+  big.cfg.struct_size = sizeof big;
   struct hcfg c;
-  resolve_ok(&cfg, &c);
+  resolve_ok(&big.cfg, &c);
   hcfg_free(&c);
+  /* One of them set: the library would ignore it, so it refuses. */
+  big.newer[63] = 1;
+  const char *m = resolve_fail(&big.cfg, HIPOBJ_E_INVALID_ARGUMENT);
+  cr_assert(strstr(m, "struct hipobj_client_config"), "%s", m);
 }
 
 Test(config, null_out) {
