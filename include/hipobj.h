@@ -27,9 +27,26 @@
  *     HIPOBJ_E_INVALID_ARGUMENT naming the initialiser.
  * - Strings passed in are borrowed for the duration of the call (the client
  *   copies what it keeps). Objects returned through `**out` are owned by the
- *   caller and released with their _free/_destroy function.
+ *   caller and released with their _free function.
  * - `err` arguments are optional (NULL allowed); when given they receive the
  *   details of a failure and are cleared on success.
+ *
+ * Names:
+ * - Every public name begins with hipobj_ or HIPOBJ_ (and the libraries
+ *   export no other symbol).
+ * - A function on an object is hipobj_<object>_<verb>: hipobj_client_create,
+ *   hipobj_xfer_wait, hipobj_mpu_complete (the step-by-step multipart calls
+ *   are all hipobj_mpu_*), hipobj_list_page_key. The S3 requests on objects
+ *   and buckets are hipobj_s3_<request> (hipobj_s3_get, _put, _head, _list,
+ *   _delete, _create_bucket); an asynchronous form adds _start
+ *   (hipobj_s3_get_start). Helpers on no object keep a plain name
+ *   (hipobj_strerror, hipobj_parse_size, hipobj_free).
+ * - What the library creates is released with hipobj_<object>_free, which
+ *   accepts NULL; no other verb releases.
+ * - struct hipobj_X is initialised with HIPOBJ_X_INIT; the constants of enum
+ *   hipobj_X are HIPOBJ_<X, or a short form of it>_* (HIPOBJ_RDMA_AUTO).
+ * - One setting has one name wherever it appears: rdma_policy in the client
+ *   configuration and in the GET and PUT options alike.
  */
 #ifndef HIPOBJ_H
 #define HIPOBJ_H
@@ -396,7 +413,7 @@ HIPOBJ_API int hipobj_client_create(const struct hipobj_client_config *cfg,
                                     struct hipobj_client **out,
                                     struct hipobj_error *err);
 /** Destroys a client. No call on it may be in progress. NULL is allowed. */
-HIPOBJ_API void hipobj_client_destroy(struct hipobj_client *client);
+HIPOBJ_API void hipobj_client_free(struct hipobj_client *client);
 /** The endpoint URL the client resolved (for display). */
 HIPOBJ_API const char *
 hipobj_client_endpoint(const struct hipobj_client *client);
@@ -407,7 +424,7 @@ HIPOBJ_API const char *hipobj_client_region(const struct hipobj_client *client);
  *  RDMA device once, so that RDMA transfers of that buffer or of any range
  *  inside it reuse the registration instead of registering (pinning) the
  *  memory for each transfer. Thread-safe. The memory stays pinned until
- *  hipobj_buffer_deregister() or hipobj_client_destroy(); deregister before
+ *  hipobj_buffer_deregister() or hipobj_client_free(); deregister before
  *  freeing it. Returns HIPOBJ_E_UNSUPPORTED with the reason when the client
  *  has no RDMA device (HIPOBJ_RDMA=off included) or mem is GPU memory,
  *  HIPOBJ_E_INVALID_ARGUMENT for an empty buffer or a range registered
@@ -484,7 +501,7 @@ struct hipobj_get_opts {
   /** Parts in flight; 0: the client's concurrency; 1: one request. */
   unsigned concurrency;
   /** RDMA policy of this request; default: the client's. */
-  enum hipobj_rdma_policy rdma;
+  enum hipobj_rdma_policy rdma_policy;
 };
 #define HIPOBJ_GET_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_get_opts) }
@@ -526,7 +543,7 @@ struct hipobj_put_opts {
                                its id is returned in res->upload_id for
                              resuming. */
   /** RDMA policy of this request; default: the client's. */
-  enum hipobj_rdma_policy rdma;
+  enum hipobj_rdma_policy rdma_policy;
 };
 #define HIPOBJ_PUT_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_put_opts) }

@@ -86,7 +86,7 @@ fail:
   return rc;
 }
 
-void hipobj_client_destroy(struct hipobj_client *c) {
+void hipobj_client_free(struct hipobj_client *c) {
   if (!c)
     return;
   hsched_destroy(c->sched);

@@ -286,7 +286,8 @@ int hjob_get_init(struct hipobj_client *c, const char *bucket, const char *key,
   g->ps = opts && opts->part_size ? opts->part_size : c->cfg.part_size;
   unsigned conc =
       opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
-  int policy = hrdma_policy(c, opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT);
+  int policy =
+      hrdma_policy(c, opts ? (int)opts->rdma_policy : HIPOBJ_RDMA_DEFAULT);
   int rc =
       hjob_init(j, c, "GetObject", bucket, key, dst, ctl, policy, conc, err);
   if (rc != HIPOBJ_OK) {

@@ -183,9 +183,9 @@ int hmpu_create(struct hipobj_client *c, const char *bucket, const char *key,
   return rc;
 }
 
-int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
-                         const char *key, const char *content_type,
-                         struct hipobj_mpu **out, struct hipobj_error *err) {
+int hipobj_mpu_create(struct hipobj_client *c, const char *bucket,
+                      const char *key, const char *content_type,
+                      struct hipobj_mpu **out, struct hipobj_error *err) {
   return hmpu_create(c, bucket, key, content_type, 0, out, err);
 }
 
@@ -207,10 +207,10 @@ int hipobj_mpu_open(struct hipobj_client *c, const char *bucket,
 
 /* ---- UploadPart ---------------------------------------------------------- */
 
-int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
-                              const struct hipobj_mem *src,
-                              struct hipobj_xfer_result *res,
-                              struct hipobj_error *err) {
+int hipobj_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
+                           const struct hipobj_mem *src,
+                           struct hipobj_xfer_result *res,
+                           struct hipobj_error *err) {
   const char *op = "UploadPart";
   double t0 = hnow_seconds();
   struct hipobj_xfer_result r;
@@ -315,8 +315,8 @@ static int complete_check(struct hreq *r, struct hipobj_error *err) {
   return rc;
 }
 
-int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
-                           struct hipobj_error *err) {
+int hipobj_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
+                        struct hipobj_error *err) {
   const char *op = "CompleteMultipartUpload";
   double t0 = hnow_seconds();
   struct hipobj_xfer_result r;
@@ -374,7 +374,7 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   return rc;
 }
 
-int hipobj_s3_mpu_abort(struct hipobj_mpu *m, struct hipobj_error *err) {
+int hipobj_mpu_abort(struct hipobj_mpu *m, struct hipobj_error *err) {
   const char *op = "AbortMultipartUpload";
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
@@ -388,7 +388,7 @@ int hipobj_s3_mpu_abort(struct hipobj_mpu *m, struct hipobj_error *err) {
 
 /* ---- ListParts ----------------------------------------------------------- */
 
-int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
+int hipobj_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
   const char *op = "ListParts";
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");

@@ -37,7 +37,7 @@ HIPOBJ_API int hipobj_parse_size(const char *text, uint64_t *out);
  *  device and registers the buffer again with remote read and write (a PUT
  *  is the server's RDMA READ of it), so any holder of the token and the DC
  *  key can read and write the whole registered buffer until
- *  hipobj_buffer_deregister() or hipobj_client_destroy() removes both.
+ *  hipobj_buffer_deregister() or hipobj_client_free() removes both.
  *  The server must have an mlx5 DC initiator. Needs a build with DC
  *  (meson -Ddc) and an mlx5 (ConnectX) device; this path is untested (the
  *  project has no ConnectX hardware).

@@ -34,7 +34,7 @@ static void start(const struct mini_reply *script, size_t n,
 }
 
 static void stop(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   mini_stop(srv);
   hipobj_error_free(err);
 }
@@ -204,7 +204,7 @@ Test(engine, connection_refused_is_connect_error) {
   cr_assert_eq(rc, HIPOBJ_E_CONNECT, "%s", hipobj_error_message(err));
   cr_assert_eq(hipobj_error_retries(err), 1);
   cr_assert_neq(hipobj_error_transport_code(err), 0);
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   hipobj_error_free(err);
 }
 

@@ -33,7 +33,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);
@@ -156,7 +156,7 @@ Test(struct_size, a_client_config_holding_only_struct_size_uses_the_env) {
   struct hipobj_mem dst = hipobj_mem_host(back, sizeof back);
   OK(hipobj_s3_get(c, T_BUCKET, "old/cfg", &dst, NULL, NULL, err));
   cr_assert_str_eq(back, body);
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
 }
 
 Test(struct_size, a_small_result_is_written_only_within_it) {
@@ -284,7 +284,7 @@ Test(struct_size, a_larger_struct_is_taken_when_its_tail_is_zero) {
   cc.c.struct_size = sizeof cc;
   struct hipobj_client *c = NULL;
   OK(hipobj_client_create(&cc.c, &c, err));
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
   cc.newer[15] = 1;
   REFUSED(hipobj_client_create(&cc.c, &c, err), "struct hipobj_client_config");
   cr_assert_null(c);
