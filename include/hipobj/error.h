@@ -85,8 +85,6 @@ HIPOBJ_API const char *hipobj_error_request_id(const struct hipobj_error *err);
 HIPOBJ_API const char *hipobj_error_operation(const struct hipobj_error *err);
 /** errno of a failed system call, 0 when none. */
 HIPOBJ_API int hipobj_error_sys_errno(const struct hipobj_error *err);
-/** libcurl CURLcode of a failed transfer, 0 when none. */
-HIPOBJ_API int hipobj_error_transport_code(const struct hipobj_error *err);
 /** Number of retries made before giving up. */
 HIPOBJ_API unsigned hipobj_error_retries(const struct hipobj_error *err);
 /** One line of text describing the failure, e.g.
