@@ -423,7 +423,8 @@ int hipobj_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
       break;
     }
     all = grown;
-    memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
+    if (lp.n) /* an empty page has no parts array: memcpy(, NULL, 0) is UB */
+      memcpy(all + n_all, lp.parts, lp.n * sizeof *all);
     n_all += lp.n;
     /* A truncated answer must move on, or the list ends early or loops
      * (without NextPartNumberMarker: on from the page's last part). */
