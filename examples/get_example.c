@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
     printf("%llu bytes, ETag %s\n", (unsigned long long)res.bytes, res.etag);
   else
     fprintf(stderr, "%s\n", hipobj_error_message(err));
-  hipobj_client_destroy(client);
+  hipobj_client_free(client);
   hipobj_error_free(err);
   hipobj_global_cleanup();
   return rc == HIPOBJ_OK ? 0 : 1;

@@ -413,7 +413,7 @@ int main(int argc, char **argv) {
 
   int rc = run(&c, argc, argv);
 
-  hipobj_client_destroy(c.client);
+  hipobj_client_free(c.client);
   hipobj_error_free(c.err);
   hipobj_global_cleanup();
 

@@ -742,7 +742,7 @@ static int bench_main(struct bench *b) {
   }
   for (size_t ci = 0; ci < b->nconc && !rc && !b->small_count; ci++) {
     if (ci > 0) {
-      hipobj_client_destroy(cl);
+      hipobj_client_free(cl);
       if ((rc = bench_client(b, b->conc[ci], &cl)) != 0)
         break;
     }
@@ -774,7 +774,7 @@ static int bench_main(struct bench *b) {
     if (b->plot && !rc)
       rc = write_plot(b);
   }
-  hipobj_client_destroy(cl);
+  hipobj_client_free(cl);
   return rc;
 }
 

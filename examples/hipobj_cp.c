@@ -340,8 +340,8 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
     goto done;
   }
 
-  if (hipobj_s3_mpu_create(c->client, bucket, key, c->content_type, &mpu,
-                           c->err) != HIPOBJ_OK)
+  if (hipobj_mpu_create(c->client, bucket, key, c->content_type, &mpu,
+                        c->err) != HIPOBJ_OK)
     goto lib_failed;
   for (unsigned part = 1;; part++) {
     if (part > MAX_PARTS) {
@@ -362,7 +362,7 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
       mem = dev;
       mem.len = n;
     }
-    int st = hipobj_s3_mpu_upload_part(mpu, part, &mem, &res, c->err);
+    int st = hipobj_mpu_upload_part(mpu, part, &mem, &res, c->err);
     stats_add(&s, &res);
     if (st != HIPOBJ_OK)
       goto lib_failed;
@@ -381,7 +381,7 @@ static int upload_stream(struct cli *c, int fd, const char *src_arg,
       break;
   }
   res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
-  if (hipobj_s3_mpu_complete(mpu, &res, c->err) != HIPOBJ_OK)
+  if (hipobj_mpu_complete(mpu, &res, c->err) != HIPOBJ_OK)
     goto lib_failed;
   s.retries += res.retries;
   if (res.path != HIPOBJ_PATH_NONE)
@@ -415,7 +415,7 @@ failed:
             kept, sizeof kept);
   if (kept[0]) {
     report_msg(subject, "%s%s", cause, kept);
-  } else if (mpu && hipobj_s3_mpu_abort(mpu, NULL) != HIPOBJ_OK) {
+  } else if (mpu && hipobj_mpu_abort(mpu, NULL) != HIPOBJ_OK) {
     /* Say so: the parts keep costing storage until aborted. */
     report_msg(subject, "%s; multipart upload %s could not be aborted", cause,
                hipobj_mpu_upload_id(mpu));

@@ -5,14 +5,48 @@
  * - Every function returns an int status: HIPOBJ_OK (0) or an enum
  * hipobj_status value. S3 error codes ("NoSuchKey", ...) are data in struct
  * hipobj_error.
- * - Caller-owned option structs start with struct_size, set by their _INIT
- *   macro; zero/NULL fields mean "default". A NULL options pointer means all
- *   defaults.
+ * - Option and result structs (struct hipobj_client_config, _get_opts,
+ *   _put_opts, _xfer_opts, _list_opts, _xfer_result, _object_info,
+ *   _gpu_platform_info, _gpu_device_info) start with `size_t struct_size`,
+ *   set by their initialiser: struct hipobj_X is initialised with
+ *   HIPOBJ_X_INIT, which zeroes every other field. Zero/NULL fields mean
+ *   "default"; a NULL options pointer means all defaults. struct_size lets
+ *   a program and a library built from different versions of this header
+ *   work together (the rule of the Linux kernel's copy_struct_from_user):
+ *   - fields are only ever appended, and zero keeps the behaviour from
+ *     before the field existed;
+ *   - a smaller struct (an older program), down to sizeof(size_t), is
+ *     read only within struct_size, the fields it lacks taking their
+ *     defaults, and a result is written only within struct_size;
+ *   - a larger struct (a newer program) is accepted when every byte of
+ *     options past the library's struct is zero, and refused with
+ *     HIPOBJ_E_INVALID_ARGUMENT naming the struct otherwise (the library
+ *     would ignore an option it does not know); a result's bytes past the
+ *     library's struct are set to zero (fields it cannot fill);
+ *   - struct_size 0 (a struct not initialised) or below sizeof(size_t) is
+ *     HIPOBJ_E_INVALID_ARGUMENT naming the initialiser.
  * - Strings passed in are borrowed for the duration of the call (the client
  *   copies what it keeps). Objects returned through `**out` are owned by the
- *   caller and released with their _free/_destroy function.
+ *   caller and released with their _free function.
  * - `err` arguments are optional (NULL allowed); when given they receive the
  *   details of a failure and are cleared on success.
+ *
+ * Names:
+ * - Every public name begins with hipobj_ or HIPOBJ_ (and the libraries
+ *   export no other symbol).
+ * - A function on an object is hipobj_<object>_<verb>: hipobj_client_create,
+ *   hipobj_xfer_wait, hipobj_mpu_complete (the step-by-step multipart calls
+ *   are all hipobj_mpu_*), hipobj_list_page_key. The S3 requests on objects
+ *   and buckets are hipobj_s3_<request> (hipobj_s3_get, _put, _head, _list,
+ *   _delete, _create_bucket); an asynchronous form adds _start
+ *   (hipobj_s3_get_start). Helpers on no object keep a plain name
+ *   (hipobj_strerror, hipobj_parse_size, hipobj_free).
+ * - What the library creates is released with hipobj_<object>_free, which
+ *   accepts NULL; no other verb releases.
+ * - struct hipobj_X is initialised with HIPOBJ_X_INIT; the constants of enum
+ *   hipobj_X are HIPOBJ_<X, or a short form of it>_* (HIPOBJ_RDMA_AUTO).
+ * - One setting has one name wherever it appears: rdma_policy in the client
+ *   configuration and in the GET and PUT options alike.
  */
 #ifndef HIPOBJ_H
 #define HIPOBJ_H
@@ -30,108 +64,14 @@ extern "C" {
 #define HIPOBJ_API
 #endif
 
-/** Library version, as numbers and as one integer
- * (major*10000+minor*100+patch). */
-#define HIPOBJ_VERSION_MAJOR 0
-#define HIPOBJ_VERSION_MINOR 1
-#define HIPOBJ_VERSION_PATCH 0
-#define HIPOBJ_VERSION_NUM                                                     \
-  (HIPOBJ_VERSION_MAJOR * 10000 + HIPOBJ_VERSION_MINOR * 100 +                 \
-   HIPOBJ_VERSION_PATCH)
+/* HIPOBJ_VERSION_MAJOR, _MINOR, _PATCH, _NUM and _STRING: the version of
+ * these headers, generated from the project version in meson.build. */
+#include "hipobj/version.h"
 
 /** Returns the version of the loaded library as "MAJOR.MINOR.PATCH". */
 HIPOBJ_API const char *hipobj_version(void);
 
-/* ------------------------------------------------------------------------ */
-/* Status                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/** Status codes. Values are stable and never renumbered; new ones are only
- *  appended. The S3 error code behind a failure is in struct hipobj_error. */
-enum hipobj_status {
-  HIPOBJ_OK = 0, /**< Success. */
-  HIPOBJ_E_INVALID_ARGUMENT =
-      1, /**< A parameter is invalid (NULL, range, name). */
-  HIPOBJ_E_OUT_OF_MEMORY = 2, /**< An allocation failed. */
-  HIPOBJ_E_CONFIG = 3, /**< Configuration incomplete or invalid (no endpoint, no
-                          credentials, bad URL). */
-  HIPOBJ_E_CONNECT = 4, /**< Could not resolve or connect to the endpoint. */
-  HIPOBJ_E_NETWORK =
-      5, /**< Connection reset or send/receive failure during a request. */
-  HIPOBJ_E_TIMEOUT =
-      6, /**< A connect or transfer timeout expired (also S3 RequestTimeout). */
-  HIPOBJ_E_TLS = 7, /**< TLS handshake or certificate verification failed. */
-  HIPOBJ_E_PROTOCOL = 8,  /**< The server's answer is malformed: bad XML, wrong
-                             length, wrong Content-Range. */
-  HIPOBJ_E_NOT_FOUND = 9, /**< 404: no such bucket, key or upload. */
-  HIPOBJ_E_ACCESS_DENIED =
-      10, /**< 401/403: bad credentials, signature mismatch, access denied. */
-  HIPOBJ_E_PRECONDITION =
-      11, /**< 412: If-Match / If-None-Match failed (the object changed). */
-  HIPOBJ_E_INVALID_RANGE =
-      12, /**< 416: the requested range is not satisfiable. */
-  HIPOBJ_E_CLIENT_ERROR = 13, /**< Any other 4xx answer from the server. */
-  HIPOBJ_E_SERVER_ERROR = 14, /**< 5xx answer from the server. */
-  HIPOBJ_E_THROTTLED =
-      15, /**< 503 SlowDown / 429: the server asks to slow down. */
-  HIPOBJ_E_BUFFER_TOO_SMALL =
-      16, /**< The destination is smaller than the data. */
-  HIPOBJ_E_IO =
-      17, /**< A local I/O operation failed (errno in the error detail). */
-  HIPOBJ_E_CANCELLED = 18, /**< The operation was cancelled. */
-  HIPOBJ_E_UNSUPPORTED =
-      19, /**< Not supported by this build, this memory kind or this server. */
-  HIPOBJ_E_INTERNAL = 20, /**< A bug in hipObject; please report it. */
-  HIPOBJ_E_INTEGRITY =
-      21, /**< The bytes are not what they should be: a checksum mismatch,
-             or a server that stored another size than was sent. */
-};
-
-/** A static, human-readable description of a status code. Never NULL. */
-HIPOBJ_API const char *hipobj_strerror(int status);
-
-/** Non-zero when an operation that failed with this status may succeed if
- *  repeated (network failures, timeouts, 5xx, throttling). */
-HIPOBJ_API int hipobj_status_is_retryable(int status);
-
-/* ------------------------------------------------------------------------ */
-/* Error detail                                                             */
-/* ------------------------------------------------------------------------ */
-
-/** Details of a failed call. Create one, pass it to any number of calls
- *  (one call at a time), read it after a failure. Never contains secrets. */
-struct hipobj_error;
-
-/** Allocates an empty error detail object. */
-HIPOBJ_API int hipobj_error_create(struct hipobj_error **out);
-/** Frees an error detail object. NULL is allowed. */
-HIPOBJ_API void hipobj_error_free(struct hipobj_error *err);
-/** Resets all fields to "no error". */
-HIPOBJ_API void hipobj_error_clear(struct hipobj_error *err);
-/** The status of the failure (HIPOBJ_OK if none recorded). */
-HIPOBJ_API int hipobj_error_status(const struct hipobj_error *err);
-/** HTTP status of the failing response, 0 when none was received. */
-HIPOBJ_API int hipobj_error_http_status(const struct hipobj_error *err);
-/** S3 error `Code` (e.g. "NoSuchKey"), "" when none. */
-HIPOBJ_API const char *hipobj_error_s3_code(const struct hipobj_error *err);
-/** S3 error `Message`, "" when none. */
-HIPOBJ_API const char *hipobj_error_s3_message(const struct hipobj_error *err);
-/** S3 `RequestId` (or x-amz-request-id), "" when none. */
-HIPOBJ_API const char *hipobj_error_request_id(const struct hipobj_error *err);
-/** The failing sub-operation, e.g. "GetObject", "UploadPart #3". */
-HIPOBJ_API const char *hipobj_error_operation(const struct hipobj_error *err);
-/** errno of a failed system call, 0 when none. */
-HIPOBJ_API int hipobj_error_sys_errno(const struct hipobj_error *err);
-/** libcurl CURLcode of a failed transfer, 0 when none. */
-HIPOBJ_API int hipobj_error_transport_code(const struct hipobj_error *err);
-/** Number of retries made before giving up. */
-HIPOBJ_API unsigned hipobj_error_retries(const struct hipobj_error *err);
-/** One line of text describing the failure, e.g.
- *  "GetObject: NoSuchKey (404): The specified key does not exist." */
-HIPOBJ_API const char *hipobj_error_message(const struct hipobj_error *err);
-/** RDMA transfers: the ibv_wc_status of the completion that failed (e.g. 12
- *  = IBV_WC_RETRY_EXC_ERR), -1 when no completion failed. */
-HIPOBJ_API int hipobj_error_rdma_status(const struct hipobj_error *err);
+#include "hipobj/error.h"
 
 /* ------------------------------------------------------------------------ */
 /* Global state                                                             */
@@ -502,7 +442,7 @@ HIPOBJ_API int hipobj_client_create(const struct hipobj_client_config *cfg,
                                     struct hipobj_client **out,
                                     struct hipobj_error *err);
 /** Destroys a client. No call on it may be in progress. NULL is allowed. */
-HIPOBJ_API void hipobj_client_destroy(struct hipobj_client *client);
+HIPOBJ_API void hipobj_client_free(struct hipobj_client *client);
 /** The endpoint URL the client resolved (for display). */
 HIPOBJ_API const char *
 hipobj_client_endpoint(const struct hipobj_client *client);
@@ -600,7 +540,7 @@ struct hipobj_get_opts {
   /** Parts in flight; 0: the client's concurrency; 1: one request. */
   unsigned concurrency;
   /** RDMA policy of this request; default: the client's. */
-  enum hipobj_rdma_policy rdma;
+  enum hipobj_rdma_policy rdma_policy;
 };
 #define HIPOBJ_GET_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_get_opts) }
@@ -642,7 +582,7 @@ struct hipobj_put_opts {
                                its id is returned in res->upload_id for
                              resuming. */
   /** RDMA policy of this request; default: the client's. */
-  enum hipobj_rdma_policy rdma;
+  enum hipobj_rdma_policy rdma_policy;
 };
 #define HIPOBJ_PUT_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_put_opts) }
@@ -737,166 +677,9 @@ HIPOBJ_API void hipobj_xfer_cancel(struct hipobj_xfer *xfer);
  *  from its own callbacks. NULL is allowed. */
 HIPOBJ_API void hipobj_xfer_free(struct hipobj_xfer *xfer);
 
-/* ------------------------------------------------------------------------ */
-/* Listing                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/** Options of hipobj_s3_list(). */
-struct hipobj_list_opts {
-  size_t struct_size;    /**< sizeof(struct hipobj_list_opts). */
-  const char *prefix;    /**< Only keys starting with this. */
-  const char *delimiter; /**< Group keys into common prefixes (e.g. "/"). */
-  const char *continuation_token; /**< From hipobj_list_page_next_token(). */
-  const char *start_after;        /**< List keys after this one. */
-  unsigned max_keys;              /**< Page size; 0: server default (1000). */
-};
-#define HIPOBJ_LIST_OPTS_INIT                                                  \
-  { .struct_size = sizeof(struct hipobj_list_opts) }
-
-/** One page of a ListObjectsV2 answer. */
-struct hipobj_list_page;
-
-/** ListObjectsV2: one page. Follow hipobj_list_page_next_token() for more. */
-HIPOBJ_API int hipobj_s3_list(struct hipobj_client *client, const char *bucket,
-                              const struct hipobj_list_opts *opts,
-                              struct hipobj_list_page **out,
-                              struct hipobj_error *err);
-/** Frees a page. NULL is allowed. */
-HIPOBJ_API void hipobj_list_page_free(struct hipobj_list_page *page);
-/** Number of objects in the page. */
-HIPOBJ_API size_t hipobj_list_page_count(const struct hipobj_list_page *page);
-/** Key of object i (valid while the page lives). */
-HIPOBJ_API const char *hipobj_list_page_key(const struct hipobj_list_page *page,
-                                            size_t i);
-/** Size of object i. */
-HIPOBJ_API uint64_t hipobj_list_page_size(const struct hipobj_list_page *page,
-                                          size_t i);
-/** ETag of object i. */
-HIPOBJ_API const char *
-hipobj_list_page_etag(const struct hipobj_list_page *page, size_t i);
-/** Last-modified of object i, Unix time. */
-HIPOBJ_API int64_t hipobj_list_page_mtime(const struct hipobj_list_page *page,
-                                          size_t i);
-/** Number of common prefixes (with a delimiter). */
-HIPOBJ_API size_t
-hipobj_list_page_prefix_count(const struct hipobj_list_page *page);
-/** Common prefix i. */
-HIPOBJ_API const char *
-hipobj_list_page_prefix(const struct hipobj_list_page *page, size_t i);
-/** Continuation token for the next page, NULL when this is the last page. */
-HIPOBJ_API const char *
-hipobj_list_page_next_token(const struct hipobj_list_page *page);
-
-/* ------------------------------------------------------------------------ */
-/* Multipart uploads, step by step                                          */
-/* ------------------------------------------------------------------------ */
-
-/** A multipart upload in progress: bucket, key, upload id and the parts
- *  uploaded through it. Parts may be uploaded from several threads at once. */
-struct hipobj_mpu;
-
-/** CreateMultipartUpload. content_type may be NULL. */
-HIPOBJ_API int hipobj_s3_mpu_create(struct hipobj_client *client,
-                                    const char *bucket, const char *key,
-                                    const char *content_type,
-                                    struct hipobj_mpu **out,
-                                    struct hipobj_error *err);
-/** A handle for an existing upload id (to resume it). The parts already on
- *  the server are learnt with hipobj_s3_mpu_list_parts(). */
-HIPOBJ_API int hipobj_mpu_open(struct hipobj_client *client, const char *bucket,
-                               const char *key, const char *upload_id,
-                               struct hipobj_mpu **out,
-                               struct hipobj_error *err);
-/** The upload id. */
-HIPOBJ_API const char *hipobj_mpu_upload_id(const struct hipobj_mpu *mpu);
-/** Frees the handle (does not abort the upload). NULL is allowed. */
-HIPOBJ_API void hipobj_mpu_free(struct hipobj_mpu *mpu);
-
-/** UploadPart: part_number 1..10000, data from src. The ETag is recorded in
- *  the handle for hipobj_s3_mpu_complete() and returned in res->etag. */
-HIPOBJ_API int hipobj_s3_mpu_upload_part(struct hipobj_mpu *mpu,
-                                         unsigned part_number,
-                                         const struct hipobj_mem *src,
-                                         struct hipobj_xfer_result *res,
-                                         struct hipobj_error *err);
-/** CompleteMultipartUpload with every part recorded in the handle, in part
- *  order. An <Error> inside a 200 answer is reported as a failure. */
-HIPOBJ_API int hipobj_s3_mpu_complete(struct hipobj_mpu *mpu,
-                                      struct hipobj_xfer_result *res,
-                                      struct hipobj_error *err);
-/** AbortMultipartUpload. */
-HIPOBJ_API int hipobj_s3_mpu_abort(struct hipobj_mpu *mpu,
-                                   struct hipobj_error *err);
-
-/** ListParts: the parts the server holds for this upload (all pages). They
- *  replace the parts recorded in the handle, so an upload can be resumed. */
-HIPOBJ_API int hipobj_s3_mpu_list_parts(struct hipobj_mpu *mpu,
-                                        struct hipobj_error *err);
-/** Number of parts recorded in the handle. */
-HIPOBJ_API size_t hipobj_mpu_part_count(const struct hipobj_mpu *mpu);
-/** Part i (in part-number order): number, size and ETag. Returns
- *  HIPOBJ_E_INVALID_ARGUMENT when i is out of range. */
-HIPOBJ_API int hipobj_mpu_part(const struct hipobj_mpu *mpu, size_t i,
-                               unsigned *number, uint64_t *size,
-                               const char **etag);
-
-/* ------------------------------------------------------------------------ */
-/* Helpers                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/** Text describing the RDMA devices, ports and GIDs (index, type,
- *  address), MTU, and the choice the library would make, like ibv_devinfo;
- *  "no RDMA device" with the reason when there is none. Free the text with
- *  hipobj_free(). */
-HIPOBJ_API int hipobj_rdma_info(char **text, struct hipobj_error *err);
-/** Frees memory the library handed over (hipobj_rdma_info's text). */
-HIPOBJ_API void hipobj_free(void *p);
-
-/** Parses a size such as "5MiB", "8M", "1.5GiB", "5242880" (IEC and SI
- *  suffixes, case-insensitive, B optional). */
-HIPOBJ_API int hipobj_parse_size(const char *text, uint64_t *out);
-
-/** Token-only API for applications that send the S3 request with their own
- *  client (cuObject single-request mode, wire spec §7.2): writes the value
- *  of the `x-amz-rdma-token` header (the 81-character cuObject descriptor
- *  plus NUL, so token_size >= 82) for mem, which must lie inside a buffer
- *  registered with hipobj_buffer_register(), at most 4 GiB - 1 bytes. The
- *  request must sign that header and carry an empty body.
- *
- *  The descriptor names a DC target: on first use for a registration the
- *  library creates an mlx5 DCT (DC key 0xffeeddcc) on the client's RDMA
- *  device and registers the buffer again with remote read and write (a PUT
- *  is the server's RDMA READ of it), so any holder of the token and the DC
- *  key can read and write the whole registered buffer until
- *  hipobj_buffer_deregister() or hipobj_client_destroy() removes both.
- *  The server must have an mlx5 DC initiator. Needs a build with DC
- *  (meson -Ddc) and an mlx5 (ConnectX) device; this path is untested (the
- *  project has no ConnectX hardware).
- *
- *  HIPOBJ_E_UNSUPPORTED names the cause: "built without DC support", no
- *  RDMA device (or RDMA off), or "RDMA device rxe0 is not an mlx5 (ConnectX)
- *  device". HIPOBJ_E_INVALID_ARGUMENT for NULL arguments, a short token
- *  buffer, a range over 4 GiB - 1 or outside every registered buffer.
- *  A failing verbs call is reported by name with its errno text. token is
- *  set to "" on failure. */
-HIPOBJ_API int hipobj_rdma_token(struct hipobj_client *client,
-                                 const struct hipobj_mem *mem, char *token,
-                                 size_t token_size, struct hipobj_error *err);
-/** Interprets the `x-amz-rdma-reply` value of a single-request-mode answer
- *  (wire spec §7.2); NULL or "" when the header was absent. *http_status
- *  (may be NULL) gets the code (200, 204, 206, 501; 200 for the legacy
- *  "ok"), 0 otherwise. Returns:
- *  - HIPOBJ_OK: "200", "204", "206", "ok" or "200:<token>": the bytes moved
- *    by RDMA;
- *  - HIPOBJ_E_UNSUPPORTED: "501", the only decline: a GET's body holds the
- *    object, a PUT was not stored (send it again over HTTP without the
- *    token);
- *  - HIPOBJ_E_SERVER_ERROR: the legacy "err" (the transfer failed);
- *  - HIPOBJ_E_PROTOCOL: header absent (RDMA was not used; not a decline: a
- *    PUT may have stored an empty body) or malformed. */
-HIPOBJ_API int hipobj_rdma_parse_reply(const char *x_amz_rdma_reply_value,
-                                       int *http_status,
-                                       struct hipobj_error *err);
+#include "hipobj/helpers.h"
+#include "hipobj/list.h"
+#include "hipobj/mpu.h"
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include "client_int.h"
 #include "engine.h"
 #include "mem_file.h"
+#include "hstruct.h"
 #include "rdma_glue.h"
 #include "staging.h"
 
@@ -18,31 +19,22 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
   if (!out)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
   *out = NULL;
-  if (cfg && cfg->struct_size < offsetof(struct hipobj_client_config, region))
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "config struct_size %zu is too small; initialise it with "
-                    "HIPOBJ_CLIENT_CONFIG_INIT",
-                    cfg->struct_size);
+  struct hipobj_client_config in;
+  int rc = hstruct_in(op, cfg, &in, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
   struct hipobj_client *c = calloc(1, sizeof *c);
   if (!c)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   pthread_mutex_init(&c->async_lock, NULL);
   s3_sigv4_key_cache_init(&c->sign_cache);
   pthread_mutex_init(&c->hash_lock, NULL);
-  int rc = hcfg_resolve(cfg, NULL, &c->cfg, err);
+  rc = hcfg_resolve(&in, NULL, &c->cfg, err);
   if (rc != HIPOBJ_OK) {
     free(c);
     return rc;
   }
-  enum hipobj_log_level level = HIPOBJ_LOG_DEFAULT;
-  hipobj_log_fn fn = NULL;
-  void *user = NULL;
-  if (HAS_FIELD(cfg, struct hipobj_client_config, log_user)) {
-    level = cfg->log_level;
-    fn = cfg->log_fn;
-    user = cfg->log_user;
-  }
-  hlog_init(&c->log, level, fn, user);
+  hlog_init(&c->log, in.log_level, in.log_fn, in.log_user);
 
   rc = herr_op(
       err, op,
@@ -102,7 +94,7 @@ fail:
   return rc;
 }
 
-void hipobj_client_destroy(struct hipobj_client *c) {
+void hipobj_client_free(struct hipobj_client *c) {
   if (!c)
     return;
   hsched_destroy(c->sched);

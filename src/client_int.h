@@ -169,8 +169,4 @@ double hnow_seconds(void);
 /* Stops the payload hashing threads (no request may be in progress). */
 void hreq_hash_pool_destroy(struct hipobj_client *c);
 
-/* A struct of the caller's is usable when it is large enough for `field`. */
-#define HAS_FIELD(p, type, field)                                              \
-  ((p) && (p)->struct_size >= offsetof(type, field) + sizeof((p)->field))
-
 #endif

@@ -23,6 +23,7 @@
 #include "base/cpus.h"
 #include "base/error.h"
 #include "base/strutil.h"
+#include "hstruct.h"
 #include "plan.h"
 
 #define OP "config"
@@ -70,12 +71,6 @@ static unsigned default_io_threads(void) {
 #define MIN_STAGING_CHUNK ((size_t)4 << 10)
 #define MAX_STAGING_CHUNK ((size_t)1 << 30)
 
-/* Whether a caller's struct (possibly from an older, smaller version of the
- * header) is large enough to contain field f. */
-#define CFG_HAS(c, f)                                                          \
-  ((c)->struct_size >=                                                         \
-   offsetof(struct hipobj_client_config, f) + sizeof((c)->f))
-
 struct resolver {
   hcfg_getenv_fn env;
   struct hipobj_error *err;
@@ -106,48 +101,6 @@ static void free_secret(char *s) {
 
 static int oom(struct resolver *r) {
   return herr_set(r->err, HIPOBJ_E_OUT_OF_MEMORY, OP, "out of memory");
-}
-
-/* Copies the fields the caller's struct_size covers; the rest stay zero. */
-static void take_fields(const struct hipobj_client_config *cfg,
-                        struct hipobj_client_config *in) {
-  memset(in, 0, sizeof *in);
-  in->struct_size = sizeof *in;
-  if (!cfg)
-    return;
-#define TAKE(f)                                                                \
-  do {                                                                         \
-    if (CFG_HAS(cfg, f))                                                       \
-      in->f = cfg->f;                                                          \
-  } while (0)
-  TAKE(endpoint_url);
-  TAKE(region);
-  TAKE(access_key_id);
-  TAKE(secret_access_key);
-  TAKE(session_token);
-  TAKE(profile);
-  TAKE(anonymous);
-  TAKE(addressing);
-  TAKE(tls_skip_verify);
-  TAKE(ca_bundle);
-  TAKE(connect_timeout_ms);
-  TAKE(request_timeout_ms);
-  TAKE(stall_timeout_ms);
-  TAKE(max_attempts);
-  TAKE(retry_base_ms);
-  TAKE(max_connections);
-  TAKE(concurrency);
-  TAKE(part_size);
-  TAKE(multipart_threshold);
-  TAKE(integrity);
-  TAKE(rdma_policy);
-  TAKE(rdma_device);
-  TAKE(rdma_gid_index);
-  TAKE(staging_pool_bytes);
-  TAKE(staging_chunk_bytes);
-  TAKE(io_threads);
-  TAKE(low_speed_bytes_per_s);
-#undef TAKE
 }
 
 /* The path of an AWS file: the variable if set ("~/" expanded), else
@@ -659,16 +612,14 @@ int hcfg_resolve(const struct hipobj_client_config *cfg,
   if (!out)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, OP, "out is NULL");
   memset(out, 0, sizeof *out);
-  if (cfg && cfg->struct_size < sizeof cfg->struct_size)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, OP,
-                    "struct_size is %zu: initialise the configuration with "
-                    "HIPOBJ_CLIENT_CONFIG_INIT",
-                    cfg->struct_size);
-
+  /* The caller's struct, of whatever version, as a full one: the fields
+   * an older struct lacks are zero, their defaults. */
   struct hipobj_client_config in;
-  take_fields(cfg, &in);
+  int rc = hstruct_in(OP, cfg, &in, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
   struct resolver r = {.env = getenv_fn ? getenv_fn : sys_getenv, .err = err};
-  int rc = resolve(&r, &in, out);
+  rc = resolve(&r, &in, out);
   free(r.creds_path);
   free(r.config_path);
   free(r.config_section);

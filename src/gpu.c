@@ -4,6 +4,7 @@
  * (hipobj_mem_classify, hipobj_gpu_alloc/free/copy, platform and device
  * information). */
 #include "gpu.h"
+#include "hstruct.h"
 #include "mem.h"
 #include "rdma_glue.h"
 
@@ -349,22 +350,22 @@ int hipobj_gpu_platform_info(enum hipobj_mem_kind kind,
                              struct hipobj_gpu_platform_info *out,
                              struct hipobj_error *err) {
   const char *op = "GpuPlatformInfo";
-  if (!out || out->struct_size < sizeof *out)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "out missing or too small (use "
-                    "HIPOBJ_GPU_PLATFORM_INFO_INIT)");
+  struct hipobj_gpu_platform_info o;
+  if (!out)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
+  int rc = hstruct_out_begin(op, out, &o, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
   if (!kind_valid((int)kind) && kind != HIPOBJ_MEM_FILE)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "memory kind %d is not HOST, HIP, CUDA or FILE", (int)kind);
-  size_t sz = out->struct_size;
-  memset(out, 0, sizeof *out);
-  out->struct_size = sz;
+                    "memory kind %d is not HOST, HIP, CUDA or FILE",
+                    (int)kind);
   if (kind == HIPOBJ_MEM_FILE) {
     /* Files need no runtime: always there (mem_file.c). */
-    out->available = 1;
-    hstrlcpy(out->name, "file", sizeof out->name);
-    hstrlcpy(out->version, "file descriptors (pread/pwrite)",
-             sizeof out->version);
+    o.available = 1;
+    hstrlcpy(o.name, "file", sizeof o.name);
+    hstrlcpy(o.version, "file descriptors (pread/pwrite)", sizeof o.version);
+    hstruct_out_end(out, &o);
     hipobj_error_clear(err);
     return HIPOBJ_OK;
   }
@@ -372,20 +373,21 @@ int hipobj_gpu_platform_info(enum hipobj_mem_kind kind,
   const struct hgpu_ops *declared =
       slots[kind].ops ? slots[kind].ops : slots[kind].builtin;
   pthread_mutex_unlock(&reg_lock);
-  hstrlcpy(out->name, declared->name, sizeof out->name);
-  hstrlcpy(out->library, declared->library, sizeof out->library);
+  hstrlcpy(o.name, declared->name, sizeof o.name);
+  hstrlcpy(o.library, declared->library, sizeof o.library);
   char why[HGPU_WHY];
   const struct hgpu_ops *ops = hgpu_platform(kind, NULL, why);
   if (!ops) {
-    hstrlcpy(out->reason, why, sizeof out->reason);
+    hstrlcpy(o.reason, why, sizeof o.reason);
   } else {
-    out->available = 1;
-    ops->version(out->version, sizeof out->version);
+    o.available = 1;
+    ops->version(o.version, sizeof o.version);
     int n = 0;
     if (ops->device_count(&n, why) != 0)
       return herr_set(err, HIPOBJ_E_IO, op, "%s", why);
-    out->device_count = n;
+    o.device_count = n;
   }
+  hstruct_out_end(out, &o);
   hipobj_error_clear(err);
   return HIPOBJ_OK;
 }
@@ -395,11 +397,13 @@ int hipobj_gpu_device_info(enum hipobj_mem_kind kind, int device,
                            struct hipobj_error *err) {
   const char *op = "GpuDeviceInfo";
   const struct hgpu_ops *ops;
-  if (!out || out->struct_size < sizeof *out)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "out missing or too small (use "
-                    "HIPOBJ_GPU_DEVICE_INFO_INIT)");
-  int rc = platform_or_fail(op, kind, &ops, err);
+  struct hipobj_gpu_device_info o;
+  if (!out)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
+  int rc = hstruct_out_begin(op, out, &o, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  rc = platform_or_fail(op, kind, &ops, err);
   if (rc)
     return rc;
   char why[HGPU_WHY];
@@ -410,17 +414,14 @@ int hipobj_gpu_device_info(enum hipobj_mem_kind kind, int device,
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "%s device %d does not exist (%d device%s)",
                     kind_name(kind), device, n, n == 1 ? "" : "s");
-  size_t sz = out->struct_size;
-  memset(out, 0, sizeof *out);
-  out->struct_size = sz;
-  if (ops->device_info(device, out->pci_bus_id, out->name, sizeof out->name,
-                       why) != 0)
+  if (ops->device_info(device, o.pci_bus_id, o.name, sizeof o.name, why) != 0)
     return herr_set(err, HIPOBJ_E_IO, op, "%s", why);
-  out->dmabuf = ops->dmabuf_supported(device, why);
-  if (!out->dmabuf)
-    hstrlcpy(out->dmabuf_reason, why, sizeof out->dmabuf_reason);
-  hrdma_nic_for_gpu(out->pci_bus_id, out->rdma_nic, sizeof out->rdma_nic,
-                    out->rdma_nic_reason, sizeof out->rdma_nic_reason);
+  o.dmabuf = ops->dmabuf_supported(device, why);
+  if (!o.dmabuf)
+    hstrlcpy(o.dmabuf_reason, why, sizeof o.dmabuf_reason);
+  hrdma_nic_for_gpu(o.pci_bus_id, o.rdma_nic, sizeof o.rdma_nic,
+                    o.rdma_nic_reason, sizeof o.rdma_nic_reason);
+  hstruct_out_end(out, &o);
   hipobj_error_clear(err);
   return HIPOBJ_OK;
 }

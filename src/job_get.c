@@ -286,7 +286,8 @@ int hjob_get_init(struct hipobj_client *c, const char *bucket, const char *key,
   g->ps = opts && opts->part_size ? opts->part_size : c->cfg.part_size;
   unsigned conc =
       opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
-  int policy = hrdma_policy(c, opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT);
+  int policy =
+      hrdma_policy(c, opts ? (int)opts->rdma_policy : HIPOBJ_RDMA_DEFAULT);
   g->single = g->ps == 0 || conc <= 1 || dst->len <= g->ps ||
               (g->want && g->want <= g->ps);
   /* No more parts in flight than the buffer holds parts: a small GET has

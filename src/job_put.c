@@ -187,7 +187,7 @@ static int put_step(struct hjob *j, int step, struct hipobj_error *err) {
     return hmpu_create(j->c, j->bucket, j->key, u->content_type, u->want_crc32c,
                        &u->mpu, err);
   case STEP_COMPLETE:
-    rc = hipobj_s3_mpu_complete(u->mpu, &res, err);
+    rc = hipobj_mpu_complete(u->mpu, &res, err);
     pthread_mutex_lock(&j->lock);
     u->step_retries += res.retries;
     if (rc == HIPOBJ_OK)
@@ -197,7 +197,7 @@ static int put_step(struct hjob *j, int step, struct hipobj_error *err) {
   case STEP_VERIFY:
     return verify(j, u, err);
   case STEP_ABORT:
-    rc = hipobj_s3_mpu_abort(u->mpu, err);
+    rc = hipobj_mpu_abort(u->mpu, err);
     if (rc != HIPOBJ_OK)
       HLOG_WARN(&j->c->log, "could not abort the failed upload of %s/%s: %s",
                 j->bucket, j->key, err->message);
@@ -324,7 +324,8 @@ int hjob_put_init(struct hipobj_client *c, const char *bucket, const char *key,
       opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;
   if (conc > n_parts)
     conc = n_parts;
-  int policy = hrdma_policy(c, opts ? (int)opts->rdma : HIPOBJ_RDMA_DEFAULT);
+  int policy =
+      hrdma_policy(c, opts ? (int)opts->rdma_policy : HIPOBJ_RDMA_DEFAULT);
   struct put_plan *u = NULL;
   int rc = plan_new(c, op, bucket, key, src, ctl, policy, conc, j, &u, err);
   if (rc != HIPOBJ_OK)

@@ -14,10 +14,10 @@
 #include "base/codec.h"
 #include "base/strutil.h"
 #include "client_int.h"
+#include "hstruct.h"
 #include "jobs.h"
 #include "mem.h"
 #include "mpu.h"
-#include "ops.h"
 #include "plan.h"
 
 struct hipobj_mpu {
@@ -184,9 +184,9 @@ int hmpu_create(struct hipobj_client *c, const char *bucket, const char *key,
   return rc;
 }
 
-int hipobj_s3_mpu_create(struct hipobj_client *c, const char *bucket,
-                         const char *key, const char *content_type,
-                         struct hipobj_mpu **out, struct hipobj_error *err) {
+int hipobj_mpu_create(struct hipobj_client *c, const char *bucket,
+                      const char *key, const char *content_type,
+                      struct hipobj_mpu **out, struct hipobj_error *err) {
   return hmpu_create(c, bucket, key, content_type, 0, out, err);
 }
 
@@ -208,31 +208,33 @@ int hipobj_mpu_open(struct hipobj_client *c, const char *bucket,
 
 /* ---- UploadPart ---------------------------------------------------------- */
 
-int hipobj_s3_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
-                              const struct hipobj_mem *src_in,
-                              struct hipobj_xfer_result *res,
-                              struct hipobj_error *err) {
+int hipobj_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
+                           const struct hipobj_mem *src_in,
+                           struct hipobj_xfer_result *res,
+                           struct hipobj_error *err) {
   const char *op = "UploadPart";
   double t0 = hnow_seconds();
+  struct hipobj_xfer_result r;
   int rc;
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
   if (number < 1 || number > HPLAN_MAX_PARTS)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                     "part number %u is outside 1..10000", number);
+  if ((rc = hstruct_out_begin(op, res, &r, err)))
+    return rc;
   struct hipobj_mem m_src, *src = &m_src;
-  if ((rc = hops_check_result(op, res, err)) ||
-      (rc = hmem_import(op, src_in, &m_src, err)))
-    return rc;
-  if (src->len > HPLAN_MAX_PART)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "part of %zu bytes exceeds S3's 5 GiB", src->len);
+  if ((rc = hmem_import(op, src_in, &m_src, err)) == HIPOBJ_OK &&
+      src->len > HPLAN_MAX_PART)
+    rc = herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
+                  "part of %zu bytes exceeds S3's 5 GiB", src->len);
   struct hjob j;
-  if ((rc = hjob_upload_part_init(m, number, src, NULL, &j, err)) != HIPOBJ_OK)
-    return rc;
-  rc = hjob_run(&j, res, err);
-  if (res)
-    res->seconds = hnow_seconds() - t0;
+  if (rc == HIPOBJ_OK && (rc = hjob_upload_part_init(m, number, src, NULL, &j,
+                                                     err)) == HIPOBJ_OK) {
+    rc = hjob_run(&j, &r, err);
+    r.seconds = hnow_seconds() - t0;
+  }
+  hstruct_out_end(res, &r);
   return rc;
 }
 
@@ -316,17 +318,20 @@ static int complete_check(struct hreq *r, struct hipobj_error *err) {
   return rc;
 }
 
-int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
-                           struct hipobj_error *err) {
+int hipobj_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
+                        struct hipobj_error *err) {
   const char *op = "CompleteMultipartUpload";
   double t0 = hnow_seconds();
+  struct hipobj_xfer_result r;
   int rc;
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
-  if ((rc = hops_check_result(op, res, err)))
+  if ((rc = hstruct_out_begin(op, res, &r, err)))
     return rc;
-  if (m->n_parts == 0)
+  if (m->n_parts == 0) {
+    hstruct_out_end(res, &r);
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "no part was uploaded");
+  }
   mpu_sort(m);
   struct hbuf body = HBUF_INIT;
   pthread_mutex_lock(&m->lock);
@@ -340,6 +345,7 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   pthread_mutex_unlock(&m->lock);
   if (rc != HIPOBJ_OK) {
     hbuf_free(&body);
+    hstruct_out_end(res, &r);
     return herr_op(err, op, rc);
   }
   struct complete_ctx cc;
@@ -361,20 +367,19 @@ int hipobj_s3_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
     multipart_etag(m->parts, m->n_parts, cc.etag);
     pthread_mutex_unlock(&m->lock);
   }
-  if (res) {
-    res->bytes = rc == HIPOBJ_OK ? total : 0;
-    res->parts = n_parts;
-    res->retries = cc.r.retries;
-    res->path = HIPOBJ_PATH_NONE;
-    res->seconds = hnow_seconds() - t0;
-    hstrlcpy(res->etag, cc.etag, sizeof res->etag);
-  }
+  r.bytes = rc == HIPOBJ_OK ? total : 0;
+  r.parts = n_parts;
+  r.retries = cc.r.retries;
+  r.path = HIPOBJ_PATH_NONE;
+  r.seconds = hnow_seconds() - t0;
+  hstrlcpy(r.etag, cc.etag, sizeof r.etag);
+  hstruct_out_end(res, &r);
   hreq_cleanup(&cc.r);
   hbuf_free(&body);
   return rc;
 }
 
-int hipobj_s3_mpu_abort(struct hipobj_mpu *m, struct hipobj_error *err) {
+int hipobj_mpu_abort(struct hipobj_mpu *m, struct hipobj_error *err) {
   const char *op = "AbortMultipartUpload";
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");
@@ -388,7 +393,7 @@ int hipobj_s3_mpu_abort(struct hipobj_mpu *m, struct hipobj_error *err) {
 
 /* ---- ListParts ----------------------------------------------------------- */
 
-int hipobj_s3_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
+int hipobj_mpu_list_parts(struct hipobj_mpu *m, struct hipobj_error *err) {
   const char *op = "ListParts";
   if (!m)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "upload is NULL");

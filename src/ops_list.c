@@ -6,6 +6,7 @@
 
 #include "../s3/xml.h"
 #include "client_int.h"
+#include "hstruct.h"
 
 struct hipobj_list_page {
   struct s3_list_objects lo;
@@ -55,6 +56,7 @@ int hipobj_s3_list(struct hipobj_client *c, const char *bucket,
                    const struct hipobj_list_opts *opts,
                    struct hipobj_list_page **out, struct hipobj_error *err) {
   const char *op = "ListObjectsV2";
+  struct hipobj_list_opts o;
   int rc;
   if (!c || !out)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
@@ -62,34 +64,29 @@ int hipobj_s3_list(struct hipobj_client *c, const char *bucket,
   *out = NULL;
   if ((rc = hcheck_bucket_key(op, bucket, NULL, 0, err)))
     return rc;
-  if (opts && opts->struct_size < sizeof *opts)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "options struct_size is too small; use "
-                    "HIPOBJ_LIST_OPTS_INIT");
+  if ((rc = hstruct_in(op, opts, &o, err)))
+    return rc;
   struct hreq r;
   hreq_init(&r, c, op, "GET", bucket, NULL);
   s3_request_param(&r.req, "list-type", "2");
   /* Keys may hold bytes XML 1.0 cannot carry; have them URL-encoded. */
   s3_request_param(&r.req, "encoding-type", "url");
   char max_keys[16];
-  if (opts) {
-    if (opts->prefix && *opts->prefix)
-      s3_request_param(&r.req, "prefix", opts->prefix);
-    if (opts->delimiter && *opts->delimiter)
-      s3_request_param(&r.req, "delimiter", opts->delimiter);
-    if (opts->continuation_token && *opts->continuation_token)
-      s3_request_param(&r.req, "continuation-token", opts->continuation_token);
-    if (opts->start_after && *opts->start_after)
-      s3_request_param(&r.req, "start-after", opts->start_after);
-    if (opts->max_keys) {
-      snprintf(max_keys, sizeof max_keys, "%u", opts->max_keys);
-      s3_request_param(&r.req, "max-keys", max_keys);
-    }
+  if (o.prefix && *o.prefix)
+    s3_request_param(&r.req, "prefix", o.prefix);
+  if (o.delimiter && *o.delimiter)
+    s3_request_param(&r.req, "delimiter", o.delimiter);
+  if (o.continuation_token && *o.continuation_token)
+    s3_request_param(&r.req, "continuation-token", o.continuation_token);
+  if (o.start_after && *o.start_after)
+    s3_request_param(&r.req, "start-after", o.start_after);
+  if (o.max_keys) {
+    snprintf(max_keys, sizeof max_keys, "%u", o.max_keys);
+    s3_request_param(&r.req, "max-keys", max_keys);
   }
-  const char *sent =
-      opts && opts->continuation_token && *opts->continuation_token
-          ? opts->continuation_token
-          : NULL;
+  const char *sent = o.continuation_token && *o.continuation_token
+                         ? o.continuation_token
+                         : NULL;
   r.body_limit = 64u << 20;
   rc = hreq_run(&r, err);
   if (rc == HIPOBJ_OK) {

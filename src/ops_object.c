@@ -9,7 +9,7 @@
 #include "../s3/xml.h"
 #include "base/strutil.h"
 #include "client_int.h"
-#include "ops.h"
+#include "hstruct.h"
 
 const char *hipobj_data_path_name(enum hipobj_data_path path) {
   switch (path) {
@@ -26,31 +26,17 @@ const char *hipobj_data_path_name(enum hipobj_data_path path) {
   }
 }
 
-int hops_check_result(const char *op, struct hipobj_xfer_result *res,
-                      struct hipobj_error *err) {
-  if (!res)
-    return HIPOBJ_OK;
-  if (res->struct_size < sizeof *res)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "result struct_size %zu is too small; initialise it with "
-                    "HIPOBJ_XFER_RESULT_INIT",
-                    res->struct_size);
-  size_t size = res->struct_size;
-  memset(res, 0, sizeof *res);
-  res->struct_size = size;
-  return HIPOBJ_OK;
-}
-
 /* ---- HeadObject ---------------------------------------------------------- */
 
 int hipobj_s3_head(struct hipobj_client *c, const char *bucket, const char *key,
                    struct hipobj_object_info *info, struct hipobj_error *err) {
   const char *op = "HeadObject";
-  int rc;
-  if (!c || !info || info->struct_size < sizeof *info)
+  struct hipobj_object_info o;
+  if (!c || !info)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "client or info missing (use HIPOBJ_OBJECT_INFO_INIT)");
-  if ((rc = hcheck_bucket_key(op, bucket, key, 1, err)))
+                    "client or info is NULL");
+  int rc = hstruct_out_begin(op, info, &o, err);
+  if (rc != HIPOBJ_OK || (rc = hcheck_bucket_key(op, bucket, key, 1, err)))
     return rc;
   struct hreq r;
   hreq_init(&r, c, op, "HEAD", bucket, key);
@@ -61,17 +47,14 @@ int hipobj_s3_head(struct hipobj_client *c, const char *bucket, const char *key,
     if (resp->content_length < 0) {
       rc = herr_set(err, HIPOBJ_E_PROTOCOL, op, "answer has no Content-Length");
     } else {
-      size_t sz = info->struct_size;
-      memset(info, 0, sizeof *info);
-      info->struct_size = sz;
-      info->size = (uint64_t)resp->content_length;
-      hstrlcpy(info->etag, resp->etag, sizeof info->etag);
-      hstrlcpy(info->content_type, resp->content_type,
-               sizeof info->content_type);
+      o.size = (uint64_t)resp->content_length;
+      hstrlcpy(o.etag, resp->etag, sizeof o.etag);
+      hstrlcpy(o.content_type, resp->content_type, sizeof o.content_type);
       int64_t t;
       if (resp->last_modified[0] &&
           s3_parse_http_date(resp->last_modified, &t) == 0)
-        info->last_modified = t;
+        o.last_modified = t;
+      hstruct_out_end(info, &o);
     }
   }
   hreq_cleanup(&r);

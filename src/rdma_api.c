@@ -110,7 +110,7 @@ void hrdma_regs_destroy(struct hipobj_client *c) {
   struct hrdma_regs *r = c->rdma_regs;
   if (!r)
     return;
-  /* No transfer runs any more (hipobj_client_destroy's contract). */
+  /* No transfer runs any more (hipobj_client_free's contract). */
   for (struct hrdma_reg *g = r->head, *next; g; g = next) {
     next = g->next;
     reg_free(g);

@@ -167,7 +167,6 @@ static void classify(struct hreq *r) {
       herr_set(err, r->status, r->op_name, "%s", resp->transport_msg);
     if (resp->aborted_by_sink)
       r->status = err->status = HIPOBJ_E_PROTOCOL;
-    err->transport_code = resp->transport_code;
     err->http_status = (int)resp->status;
     return;
   }

@@ -13,9 +13,9 @@
 #include "client_int.h"
 #include "engine.h"
 #include "gpu.h"
+#include "hstruct.h"
 #include "jobs.h"
 #include "mem.h"
-#include "ops.h"
 
 enum xfer_kind { XFER_GET, XFER_PUT };
 
@@ -94,14 +94,6 @@ static int check_args(enum xfer_kind kind, struct hipobj_client *c,
   return HIPOBJ_OK;
 }
 
-static int check_opts_size(const char *op, size_t have, size_t need,
-                           const char *init, struct hipobj_error *err) {
-  if (have < need)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "options struct_size is too small; use %s", init);
-  return HIPOBJ_OK;
-}
-
 /* ---- the blocking calls ---------------------------------------------------
  */
 
@@ -109,25 +101,27 @@ int hipobj_s3_get(struct hipobj_client *c, const char *bucket, const char *key,
                   const struct hipobj_mem *dst,
                   const struct hipobj_get_opts *opts,
                   struct hipobj_xfer_result *res, struct hipobj_error *err) {
+  const char *op = "GetObject";
   double t0 = hnow_seconds();
-  int rc = hops_check_result("GetObject", res, err);
-  if (rc == HIPOBJ_OK && opts)
-    rc = check_opts_size("GetObject", opts->struct_size, sizeof *opts,
-                         "HIPOBJ_GET_OPTS_INIT", err);
+  struct hipobj_xfer_result r;
+  struct hipobj_get_opts o;
   struct hipobj_mem mem;
-  if (rc == HIPOBJ_OK)
-    rc = check_args(XFER_GET, c, bucket, key, dst, &mem, err);
+  int rc = hstruct_out_begin(op, res, &r, err);
   if (rc != HIPOBJ_OK)
     return rc;
-  struct hxctl ctl;
-  memset(&ctl, 0, sizeof ctl);
-  ctl.client = c;
-  struct hjob j;
-  rc = hjob_get_init(c, bucket, key, &mem, opts, &ctl, &j, err);
-  if (rc == HIPOBJ_OK)
-    rc = hjob_run(&j, res, err);
-  if (res)
-    res->seconds = hnow_seconds() - t0;
+  if ((rc = hstruct_in(op, opts, &o, err)) == HIPOBJ_OK &&
+      (rc = check_args(XFER_GET, c, bucket, key, dst, &mem, err)) ==
+          HIPOBJ_OK) {
+    struct hxctl ctl;
+    memset(&ctl, 0, sizeof ctl);
+    ctl.client = c;
+    struct hjob j;
+    rc = hjob_get_init(c, bucket, key, &mem, &o, &ctl, &j, err);
+    if (rc == HIPOBJ_OK)
+      rc = hjob_run(&j, &r, err);
+    r.seconds = hnow_seconds() - t0;
+  }
+  hstruct_out_end(res, &r);
   return rc;
 }
 
@@ -135,25 +129,27 @@ int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
                   const struct hipobj_mem *src,
                   const struct hipobj_put_opts *opts,
                   struct hipobj_xfer_result *res, struct hipobj_error *err) {
+  const char *op = "PutObject";
   double t0 = hnow_seconds();
-  int rc = hops_check_result("PutObject", res, err);
-  if (rc == HIPOBJ_OK && opts)
-    rc = check_opts_size("PutObject", opts->struct_size, sizeof *opts,
-                         "HIPOBJ_PUT_OPTS_INIT", err);
+  struct hipobj_xfer_result r;
+  struct hipobj_put_opts o;
   struct hipobj_mem mem;
-  if (rc == HIPOBJ_OK)
-    rc = check_args(XFER_PUT, c, bucket, key, src, &mem, err);
+  int rc = hstruct_out_begin(op, res, &r, err);
   if (rc != HIPOBJ_OK)
     return rc;
-  struct hxctl ctl;
-  memset(&ctl, 0, sizeof ctl);
-  ctl.client = c;
-  struct hjob j;
-  rc = hjob_put_init(c, bucket, key, &mem, opts, &ctl, &j, err);
-  if (rc == HIPOBJ_OK)
-    rc = hjob_run(&j, res, err);
-  if (res)
-    res->seconds = hnow_seconds() - t0;
+  if ((rc = hstruct_in(op, opts, &o, err)) == HIPOBJ_OK &&
+      (rc = check_args(XFER_PUT, c, bucket, key, src, &mem, err)) ==
+          HIPOBJ_OK) {
+    struct hxctl ctl;
+    memset(&ctl, 0, sizeof ctl);
+    ctl.client = c;
+    struct hjob j;
+    rc = hjob_put_init(c, bucket, key, &mem, &o, &ctl, &j, err);
+    if (rc == HIPOBJ_OK)
+      rc = hjob_run(&j, &r, err);
+    r.seconds = hnow_seconds() - t0;
+  }
+  hstruct_out_end(res, &r);
   return rc;
 }
 
@@ -211,10 +207,9 @@ static int xfer_new(enum xfer_kind kind, struct hipobj_client *c,
                     const struct hipobj_xfer_opts *xopts,
                     struct hipobj_xfer **out, struct hipobj_error *err) {
   const char *op = kind == XFER_GET ? "GetObject" : "PutObject";
-  int rc = xopts ? check_opts_size(op, xopts->struct_size, sizeof *xopts,
-                                   "HIPOBJ_XFER_OPTS_INIT", err)
-                 : HIPOBJ_OK;
+  struct hipobj_xfer_opts xo;
   struct hipobj_mem m;
+  int rc = hstruct_in(op, xopts, &xo, err);
   if (rc == HIPOBJ_OK)
     rc = check_args(kind, c, bucket, key, mem, &m, err);
   if (rc != HIPOBJ_OK)
@@ -231,12 +226,10 @@ static int xfer_new(enum xfer_kind kind, struct hipobj_client *c,
   pthread_mutex_init(&x->lock, NULL);
   pthread_cond_init(&x->cond, NULL);
   hxctl_init(&x->ctl);
-  if (xopts) {
-    x->done = xopts->done;
-    x->user = xopts->user;
-    x->ctl.progress = xopts->progress;
-    x->ctl.user = xopts->user;
-  }
+  x->done = xo.done;
+  x->user = xo.user;
+  x->ctl.progress = xo.progress;
+  x->ctl.user = xo.user;
   if (!x->bucket || !x->key) {
     xfer_free_fields(x);
     free(x);
@@ -269,20 +262,16 @@ int hipobj_s3_get_start(struct hipobj_client *c, const char *bucket,
   if (!out)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
   *out = NULL;
-  int rc = opts ? check_opts_size(op, opts->struct_size, sizeof *opts,
-                                  "HIPOBJ_GET_OPTS_INIT", err)
-                : HIPOBJ_OK;
+  struct hipobj_get_opts o;
+  int rc = hstruct_in(op, opts, &o, err);
   if (rc != HIPOBJ_OK)
     return rc;
   struct hipobj_xfer *x;
   if ((rc = xfer_new(XFER_GET, c, bucket, key, dst, xopts, &x, err)) !=
       HIPOBJ_OK)
     return rc;
-  if (opts)
-    x->gopts = *opts;
-  x->gopts.struct_size = sizeof x->gopts;
-  if (opts && opts->if_match &&
-      !(x->gopts.if_match = x->if_match = strdup(opts->if_match)))
+  x->gopts = o;
+  if (o.if_match && !(x->gopts.if_match = x->if_match = strdup(o.if_match)))
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   if (rc == HIPOBJ_OK)
     rc = hjob_get_init(c, x->bucket, x->key, &x->mem, &x->gopts, &x->ctl,
@@ -299,20 +288,17 @@ int hipobj_s3_put_start(struct hipobj_client *c, const char *bucket,
   if (!out)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "out is NULL");
   *out = NULL;
-  int rc = opts ? check_opts_size(op, opts->struct_size, sizeof *opts,
-                                  "HIPOBJ_PUT_OPTS_INIT", err)
-                : HIPOBJ_OK;
+  struct hipobj_put_opts o;
+  int rc = hstruct_in(op, opts, &o, err);
   if (rc != HIPOBJ_OK)
     return rc;
   struct hipobj_xfer *x;
   if ((rc = xfer_new(XFER_PUT, c, bucket, key, src, xopts, &x, err)) !=
       HIPOBJ_OK)
     return rc;
-  if (opts)
-    x->popts = *opts;
-  x->popts.struct_size = sizeof x->popts;
-  if (opts && opts->content_type &&
-      !(x->popts.content_type = x->content_type = strdup(opts->content_type)))
+  x->popts = o;
+  if (o.content_type &&
+      !(x->popts.content_type = x->content_type = strdup(o.content_type)))
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   if (rc == HIPOBJ_OK)
     rc = hjob_put_init(c, x->bucket, x->key, &x->mem, &x->popts, &x->ctl,
@@ -325,19 +311,15 @@ int hipobj_xfer_wait(struct hipobj_xfer *x, struct hipobj_xfer_result *res,
   if (!x)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "WaitTransfer",
                     "transfer is NULL");
-  if (res && res->struct_size < sizeof *res)
-    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "WaitTransfer",
-                    "result struct_size is too small; use "
-                    "HIPOBJ_XFER_RESULT_INIT");
+  struct hipobj_xfer_result r;
+  int rc = hstruct_out_begin("WaitTransfer", res, &r, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
   pthread_mutex_lock(&x->lock);
   while (!x->finished)
     pthread_cond_wait(&x->cond, &x->lock);
   pthread_mutex_unlock(&x->lock);
-  if (res) {
-    size_t size = res->struct_size;
-    memcpy(res, &x->res, sizeof *res);
-    res->struct_size = size;
-  }
+  hstruct_out_end(res, &x->res);
   if (x->status == HIPOBJ_OK)
     hipobj_error_clear(err);
   else

@@ -229,9 +229,6 @@ const char *hipobj_error_operation(const struct hipobj_error *e) {
 int hipobj_error_sys_errno(const struct hipobj_error *e) {
   return e ? e->sys_errno : 0;
 }
-int hipobj_error_transport_code(const struct hipobj_error *e) {
-  return e ? e->transport_code : 0;
-}
 unsigned hipobj_error_retries(const struct hipobj_error *e) {
   return e ? e->retries : 0;
 }

@@ -13,7 +13,6 @@ struct hipobj_error {
   int status;
   int http_status;
   int sys_errno;
-  int transport_code;
   unsigned retries;
   char s3_code[64];
   char s3_message[512];

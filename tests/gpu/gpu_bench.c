@@ -242,7 +242,7 @@ int main(void) {
          "PUT and GET (no whole-object host copy), %ld MiB after the host "
          "runs (they hold the %zu MiB buffer)\n",
          rss_base, rss_gpu, rss_host, n / MiB);
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   hipobj_error_free(err);
   hipobj_global_cleanup();
   return 0;

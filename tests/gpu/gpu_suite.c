@@ -266,7 +266,7 @@ static int case_unsigned_payload_multipart(void) {
   CHECK_OK(hipobj_client_create(&cfg, &cli, err), "client (unsigned)");
   unsigned parts = 0;
   int rc = round_trip("unsigned", 17 * MiB + 1, 4, &parts);
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = saved;
   if (rc)
     return rc;
@@ -498,7 +498,7 @@ int main(void) {
     }
   }
   cleanup_bucket();
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   hipobj_error_free(err);
   hipobj_global_cleanup();
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);

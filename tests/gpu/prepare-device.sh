@@ -6,7 +6,7 @@
 # newer glibc) has no libxml2 headers, Criterion or libmicrohttpd, so the
 # programs are built here and run there:
 #   .dev/bin/       hipobj, hipobj-server, gpu_suite, gpu_bench (stripped)
-#   .dev/lib/       libhipobj.so.0, libmicrohttpd.so.12 (always used there)
+#   .dev/lib/       libhipobj.so.1, libmicrohttpd.so.12 (always used there)
 #   .dev/fallback/  every other non-glibc library they load, from this
 #                   machine, gzipped; device-run.sh unpacks one only where
 #                   the GPU machine lacks it (ldd says "not found")
@@ -30,8 +30,8 @@ for b in examples/hipobj tests/server/hipobj-server tests/gpu/gpu_suite \
   tests/gpu/gpu_bench; do
   cp "$build/$b" .dev/bin/
 done
-cp -L "$build/libhipobj.so.0" .dev/lib/
-strip .dev/bin/* .dev/lib/libhipobj.so.0
+cp -L "$build/libhipobj.so.1" .dev/lib/
+strip .dev/bin/* .dev/lib/libhipobj.so.1
 
 # glibc's own libraries are newer there and must not be replaced.
 glibc='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64|libmvec|libanl|libnss_.*)\.so'
@@ -39,7 +39,7 @@ glibc='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64|libm
 LD_LIBRARY_PATH=$root/.dev/lib ldd .dev/bin/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
   sort -u | while read -r soname path; do
   [[ $soname =~ $glibc ]] && continue
-  [[ $soname == libhipobj.so.0 ]] && continue
+  [[ $soname == libhipobj.so.1 ]] && continue
   if [[ $soname == libmicrohttpd.so.* ]]; then
     cp -L "$path" ".dev/lib/$soname"
   else

@@ -33,7 +33,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   if (srv)
     mini_stop(srv);
@@ -467,13 +467,12 @@ Test(staging, upload_part_step_by_step_from_gpu_memory) {
   start(script, 2);
   client(3, 1, 1);
   struct hipobj_mpu *mpu = NULL;
-  cr_assert_eq(hipobj_s3_mpu_create(cli, "bkt", "k", NULL, &mpu, err),
-               HIPOBJ_OK);
+  cr_assert_eq(hipobj_mpu_create(cli, "bkt", "k", NULL, &mpu, err), HIPOBJ_OK);
   struct hipobj_mem src = gpu_alloc(1, 3 * CB + 2);
   pattern(src.ptr, src.len, 8);
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  cr_assert_eq(hipobj_s3_mpu_upload_part(mpu, 1, &src, &res, err), HIPOBJ_OK,
-               "%s", hipobj_error_message(err));
+  cr_assert_eq(hipobj_mpu_upload_part(mpu, 1, &src, &res, err), HIPOBJ_OK, "%s",
+               hipobj_error_message(err));
   cr_assert_eq(res.path, HIPOBJ_PATH_HTTP_STAGED);
   cr_assert_str_eq(res.etag, "\"p1\"");
   cr_assert_eq(mini_request_body_len(srv, 1), src.len);
@@ -683,21 +682,21 @@ Test(staging, staging_config_defaults_and_limits) {
                "64 MiB of 4 MiB chunks by default: 8 parts of 8 MiB");
   cr_assert_eq(cli->cfg.staging_chunk_bytes, 4u << 20);
   cr_assert_eq(ps.allocated, 0, "nothing pinned before a GPU transfer");
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   /* 8 MiB per part in flight: 16 parts for 8 I/O threads. */
   cfg.io_threads = 8;
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK);
   hstage_pool_stats(cli->stage_pool, HIPOBJ_MEM_CUDA, &ps);
   cr_assert_eq(ps.max_chunks, 32, "128 MiB for 8 I/O threads");
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   cfg.io_threads = 0;
   struct hipobj_client *c2 = NULL;
   cfg.staging_pool_bytes = 1u << 20; /* smaller than a default chunk */
   cr_assert_eq(hipobj_client_create(&cfg, &c2, err), HIPOBJ_OK);
   cr_assert_eq(c2->cfg.staging_chunk_bytes, 1u << 20);
-  hipobj_client_destroy(c2);
+  hipobj_client_free(c2);
   cfg.staging_chunk_bytes = 100;
   cr_assert_eq(hipobj_client_create(&cfg, &c2, err), HIPOBJ_E_INVALID_ARGUMENT);
   cfg.staging_chunk_bytes = 2u << 20;

@@ -38,7 +38,7 @@ static void start(const struct mini_reply *script, size_t n) {
 }
 
 static void stop(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   mini_stop(srv);
   hipobj_error_free(err);
 }
@@ -70,15 +70,15 @@ Test(answers, part_etag_with_a_control_character) {
   };
   start(script, 2);
   struct hipobj_mpu *m;
-  cr_assert_eq(hipobj_s3_mpu_create(cli, "bkt", "k", NULL, &m, err), 0, "%s",
+  cr_assert_eq(hipobj_mpu_create(cli, "bkt", "k", NULL, &m, err), 0, "%s",
                hipobj_error_message(err));
   struct hipobj_mem src = hipobj_mem_host((void *)"hello", 5);
-  cr_expect_eq(hipobj_s3_mpu_upload_part(m, 1, &src, NULL, err),
+  cr_expect_eq(hipobj_mpu_upload_part(m, 1, &src, NULL, err),
                HIPOBJ_E_PROTOCOL);
   cr_expect(strstr(hipobj_error_message(err), "UploadPart") &&
                 strstr(hipobj_error_message(err), "ETag"),
             "%s", hipobj_error_message(err));
-  cr_expect_neq(hipobj_s3_mpu_complete(m, NULL, err), HIPOBJ_OK);
+  cr_expect_neq(hipobj_mpu_complete(m, NULL, err), HIPOBJ_OK);
   cr_expect_eq(mini_count(srv), 2, "no Complete was sent");
   hipobj_mpu_free(m);
   stop();
@@ -94,7 +94,7 @@ Test(answers, complete_never_sends_an_empty_body) {
   cr_assert_eq(hipobj_mpu_open(cli, "bkt", "k", "up1", &m, err), 0);
   cr_assert_eq(hmpu_record(m, 1, 5 << 20, "\"good\"", ""), 0);
   cr_assert_eq(hmpu_record(m, 2, 5, "\"a\x01\"", ""), 0);
-  cr_expect_eq(hipobj_s3_mpu_complete(m, NULL, err), HIPOBJ_E_PROTOCOL);
+  cr_expect_eq(hipobj_mpu_complete(m, NULL, err), HIPOBJ_E_PROTOCOL);
   cr_expect(!strncmp(hipobj_error_message(err),
                      "CompleteMultipartUpload: part 2: ", 33),
             "%s", hipobj_error_message(err));
@@ -187,7 +187,7 @@ Test(answers, temporary_redirect_is_not_followed) {
 }
 
 /* Was: a page without parts (an upload resumed before its first part)
- * made hipobj_s3_mpu_list_parts fail with "out of memory" (nothing to
+ * made hipobj_mpu_list_parts fail with "out of memory" (nothing to
  * grow the list by read as realloc failing), and copied from a NULL list
  * (UBSan). Mutation tried: the old check: HIPOBJ_E_OUT_OF_MEMORY. */
 Test(answers, list_parts_of_an_upload_without_parts) {
@@ -198,7 +198,7 @@ Test(answers, list_parts_of_an_upload_without_parts) {
   start(script, 1);
   struct hipobj_mpu *m;
   cr_assert_eq(hipobj_mpu_open(cli, "bkt", "k", "up1", &m, err), 0);
-  cr_expect_eq(hipobj_s3_mpu_list_parts(m, err), HIPOBJ_OK, "%s",
+  cr_expect_eq(hipobj_mpu_list_parts(m, err), HIPOBJ_OK, "%s",
                hipobj_error_message(err));
   cr_expect_eq(hipobj_mpu_part_count(m), 0);
   hipobj_mpu_free(m);

@@ -104,7 +104,7 @@ void fx_teardown(void) {
   rc = hipobj_s3_delete_bucket(fx.client, fx.bucket, fx.err);
   cr_expect_eq(rc, HIPOBJ_OK, "teardown: delete bucket %s: %s", fx.bucket,
                hipobj_error_message(fx.err));
-  hipobj_client_destroy(fx.client);
+  hipobj_client_free(fx.client);
   hipobj_error_free(fx.err);
   memset(&fx, 0, sizeof fx);
   hipobj_global_cleanup();

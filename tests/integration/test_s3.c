@@ -216,7 +216,7 @@ Test(s3_object, head_reports_size_etag_type) {
   po.content_type = ctype;
   /* A Content-Type cannot travel with an RDMA PUT: HTTP carries this one
    * even when the suite runs with HIPOBJ_RDMA=require. */
-  po.rdma = HIPOBJ_RDMA_AUTO;
+  po.rdma_policy = HIPOBJ_RDMA_AUTO;
   struct hipobj_xfer_result pr = HIPOBJ_XFER_RESULT_INIT;
   fx_put("headed", data, size, &po, &pr);
 
@@ -341,7 +341,7 @@ Test(s3_object, wrong_secret_is_access_denied_and_not_leaked) {
                    "get: s3 code '%s'", hipobj_error_s3_code(fx.err));
   cr_expect_null(strstr(msg, bad), "the secret leaked into the message: %s",
                  msg);
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
 
   /* Debug logging of a good client must not carry its secret either. */
   c = NULL;
@@ -351,7 +351,7 @@ Test(s3_object, wrong_secret_is_access_denied_and_not_leaked) {
   fx_check(hipobj_s3_put(c, fx.bucket, "logged", &src, NULL, NULL, fx.err),
            "put with debug logging", fx.err);
   fx_check(hipobj_s3_delete(c, fx.bucket, "logged", fx.err), "delete", fx.err);
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
 
   cr_expect_null(sink.text ? strstr(sink.text, bad) : NULL,
                  "the wrong secret appears in the debug log");

@@ -154,7 +154,7 @@ Test(rdma_api_unit, registration_arguments_without_rdma) {
                HIPOBJ_E_INVALID_ARGUMENT);
   cr_assert_eq(hipobj_rdma_token(c, &m, NULL, 0, err),
                HIPOBJ_E_INVALID_ARGUMENT);
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
   unsetenv("HIPOBJ_RDMA");
 }
 
@@ -187,7 +187,7 @@ static struct server_proc srv;
 static struct hipobj_client *cli;
 
 static void verbs_fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   unit_fini();
@@ -337,7 +337,7 @@ Test(rdma_api_verbs, registered_buffer_is_reused_and_freed) {
   /* A registration left at destroy is freed with the client. */
   OK(hipobj_buffer_register(cli, &whole, err));
   cr_assert_eq(rdma_mr_live_count(), reg);
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   cr_assert_eq(rdma_mr_live_count(), 0, "MRs leaked: %ld",
                rdma_mr_live_count());

@@ -46,7 +46,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hgpu_unregister_fake_for_tests();
@@ -80,7 +80,7 @@ static void make_client(void) {
 static void start_on(const char *root, const char *faults) {
   const char *extra[] = {"--rdma", "auto", faults ? "--faults" : NULL, faults,
                          NULL};
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_start(&srv, root, extra);
   make_client();
@@ -118,7 +118,7 @@ static void no_violations(void) {
 
 /* Destroys the client: every MR and pinned chunk must be gone. */
 static void no_leaks(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   struct fake_gpu_stats st;
   fake_gpu_stats(&st);
@@ -129,7 +129,7 @@ static void no_leaks(void) {
 static void put_host(const char *key, const void *p, size_t n) {
   struct hipobj_mem m = hipobj_mem_host((void *)p, n);
   struct hipobj_put_opts o = HIPOBJ_PUT_OPTS_INIT;
-  o.rdma = HIPOBJ_RDMA_OFF;
+  o.rdma_policy = HIPOBJ_RDMA_OFF;
   OK(hipobj_s3_put(cli, T_BUCKET, key, &m, &o, NULL, err));
 }
 
@@ -137,7 +137,7 @@ static void get_host_check(const char *key, const void *want, size_t n) {
   char *back = malloc(n + 1);
   struct hipobj_mem m = hipobj_mem_host(back, n + 1);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
-  o.rdma = HIPOBJ_RDMA_OFF; /* read back over an independent path */
+  o.rdma_policy = HIPOBJ_RDMA_OFF; /* read back over an independent path */
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   OK(hipobj_s3_get(cli, T_BUCKET, key, &m, &o, &res, err));
   cr_assert_eq(res.bytes, n, "%s", key);

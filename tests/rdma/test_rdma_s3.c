@@ -23,7 +23,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);
@@ -116,7 +116,8 @@ Test(rdma_s3, puts_of_many_sizes_and_multipart_parts) {
   cr_assert(strstr(res.etag, "-3"), "multipart ETag %s", res.etag);
   struct hipobj_mem dst = hipobj_mem_host(back, n);
   struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
-  go.rdma = HIPOBJ_RDMA_OFF; /* read it back over HTTP: an independent path */
+  go.rdma_policy =
+      HIPOBJ_RDMA_OFF; /* read it back over HTTP: an independent path */
   OK(hipobj_s3_get(cli, T_BUCKET, "mp", &dst, &go, &res, err));
   cr_assert_eq(res.path, HIPOBJ_PATH_HTTP);
   cr_assert_eq(memcmp(data, back, n), 0);
@@ -181,7 +182,7 @@ Test(rdma_s3, declining_server_falls_back_or_fails_under_require) {
   cr_assert_eq(res.path, HIPOBJ_PATH_HTTP);
   cr_assert_eq(memcmp(data, back, n), 0);
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
-  o.rdma = HIPOBJ_RDMA_REQUIRE;
+  o.rdma_policy = HIPOBJ_RDMA_REQUIRE;
   cr_assert_eq(hipobj_s3_get(cli, T_BUCKET, "declined", &dst, &o, &res, err),
                HIPOBJ_E_UNSUPPORTED);
   cr_assert(strstr(hipobj_error_message(err), "RDMA required"), "%s",
@@ -207,7 +208,7 @@ Test(rdma_s3, broken_data_phase_never_gives_wrong_bytes) {
   cr_assert_eq(memcmp(data, back, n), 0);
   /* require: a clear error, and no success with wrong bytes. */
   struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
-  o.rdma = HIPOBJ_RDMA_REQUIRE;
+  o.rdma_policy = HIPOBJ_RDMA_REQUIRE;
   memset(back, 0, n);
   int rc = hipobj_s3_get(cli, T_BUCKET, "broken", &dst, &o, &res, err);
   cr_assert_neq(rc, HIPOBJ_OK);
@@ -226,7 +227,7 @@ static void on_progress(void *user, uint64_t done, uint64_t total) {
 static void put_http(const char *key, const void *data, size_t n) {
   struct hipobj_mem src = hipobj_mem_host((void *)data, n);
   struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
-  po.rdma = HIPOBJ_RDMA_OFF;
+  po.rdma_policy = HIPOBJ_RDMA_OFF;
   OK(hipobj_s3_put(cli, T_BUCKET, key, &src, &po, NULL, err));
 }
 
@@ -367,7 +368,7 @@ Test(rdma_s3, parts_by_rdma_only_where_the_server_advertises_them) {
   OK(hipobj_s3_get(cli, T_BUCKET, "mp", &dst, NULL, &res, err));
   cr_assert_eq(memcmp(back, data, n), 0);
   /* require: a clear error, and no upload left behind. */
-  o.rdma = HIPOBJ_RDMA_REQUIRE;
+  o.rdma_policy = HIPOBJ_RDMA_REQUIRE;
   cr_assert_eq(hipobj_s3_put(cli, T_BUCKET, "mp2", &src, &o, &res, err),
                HIPOBJ_E_UNSUPPORTED);
   cr_assert(strstr(hipobj_error_message(err), "mp"), "%s",
@@ -388,7 +389,7 @@ Test(rdma_s3, a_server_ignoring_the_part_query_is_never_success) {
   const int policies[] = {HIPOBJ_RDMA_AUTO, HIPOBJ_RDMA_REQUIRE};
   for (int i = 0; i < 2; i++) {
     struct hipobj_put_opts o = HIPOBJ_PUT_OPTS_INIT;
-    o.rdma = policies[i];
+    o.rdma_policy = policies[i];
     o.multipart_threshold = 1u << 20;
     /* One part: Complete assembles the empty part and succeeds, so only
      * the size check after it can tell. */

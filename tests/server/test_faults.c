@@ -23,7 +23,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);
@@ -179,7 +179,7 @@ Test(faults, malformed_xml_is_a_protocol_error) {
   struct hipobj_list_page *p = NULL;
   cr_assert_eq(hipobj_s3_list(cli, T_BUCKET, NULL, &p, err), HIPOBJ_E_PROTOCOL);
   struct hipobj_mpu *mpu = NULL;
-  cr_assert_eq(hipobj_s3_mpu_create(cli, T_BUCKET, "m", NULL, &mpu, err),
+  cr_assert_eq(hipobj_mpu_create(cli, T_BUCKET, "m", NULL, &mpu, err),
                HIPOBJ_E_PROTOCOL);
 }
 
@@ -200,7 +200,7 @@ Test(faults, crash_after_commit_keeps_the_object) {
   cr_assert(rc == HIPOBJ_E_NETWORK || rc == HIPOBJ_E_CONNECT, "rc %d", rc);
   int st;
   cr_assert(srv_wait(&srv, 5, &st));
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   srv_start(&srv, srv.root, NULL);
   cli = mk_client(srv.url, NULL, NULL, 4);
   OK(get_obj(NULL));
@@ -302,7 +302,7 @@ Test(faults, delay_past_the_stall_timeout_is_retried) {
   double took = mono_now() - t0;
   cr_assert_eq(res.retries, 1);
   cr_assert(took < 2.5, "took %.2f s", took);
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
 }
 
 Test(faults, failing_part_is_retried_in_a_multipart_put) {
@@ -485,7 +485,7 @@ Test(faults, repeat_token_listings_never_end) {
   cr_assert_str_eq(tok, "hipobj-repeat-token-1");
   /* ListParts: the marker sent comes back. */
   struct hipobj_mpu *mpu = NULL;
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "mp", NULL, &mpu, err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "mp", NULL, &mpu, err));
   snprintf(target, sizeof target,
            "/" T_BUCKET "/mp?uploadId=%s&"
            "part-number-marker=3",

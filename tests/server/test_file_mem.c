@@ -56,7 +56,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);
@@ -219,12 +219,12 @@ Test(filemem, unsigned_payload_and_upload_part_from_file) {
   int fd = tmp_file("mpu", O_RDWR | O_TRUNC);
   cr_assert_eq(pwrite(fd, data, n, 0), (ssize_t)n);
   struct hipobj_mpu *mpu = NULL;
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "steps", NULL, &mpu, err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "steps", NULL, &mpu, err));
   struct hipobj_mem p1 = hipobj_mem_file(fd, 0, MP_PART);
   struct hipobj_mem p2 = hipobj_mem_file(fd, MP_PART, n - MP_PART);
-  OK(hipobj_s3_mpu_upload_part(mpu, 1, &p1, NULL, err));
-  OK(hipobj_s3_mpu_upload_part(mpu, 2, &p2, NULL, err));
-  OK(hipobj_s3_mpu_complete(mpu, NULL, err));
+  OK(hipobj_mpu_upload_part(mpu, 1, &p1, NULL, err));
+  OK(hipobj_mpu_upload_part(mpu, 2, &p2, NULL, err));
+  OK(hipobj_mpu_complete(mpu, NULL, err));
   hipobj_mpu_free(mpu);
   char *back = get_all("steps", n);
   cr_assert_eq(memcmp(back, data, n), 0);

@@ -28,7 +28,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);
@@ -214,7 +214,7 @@ static void deadline_client(void) {
   struct hipobj_client_config cfg;
   client_config(&cfg, srv.url, NULL, NULL, 2, 0);
   cfg.request_timeout_ms = 10000;
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   OK(hipobj_client_create(&cfg, &cli, err));
 }
 
@@ -310,7 +310,7 @@ Test(hostile, drip_below_the_low_speed_times_out) {
   cr_assert(strstr(m, "slower than 1024 bytes/s for 2 s"), "%s", m);
   /* Bounded, not forever: 2 s of slowness plus libcurl's 5 s average. */
   cr_assert(took < 15, "took %.1f s", took);
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
 }
 
 Test(hostile, healthy_transfers_do_not_trip_the_low_speed) {
@@ -323,7 +323,7 @@ Test(hostile, healthy_transfers_do_not_trip_the_low_speed) {
   struct hipobj_mem src = hipobj_mem_host(data, BIG);
   OK(hipobj_s3_put(c, T_BUCKET, "copy", &src, NULL, NULL, err));
   OK(timed_get(c, "copy", data, BIG, &took));
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
   free(data);
 }
 
@@ -338,8 +338,8 @@ Test(hostile, low_speed_floor_is_configurable) {
   cr_assert_eq(rc, HIPOBJ_E_TIMEOUT, "the default floor: rc %d: %s", rc,
                hipobj_error_message(err));
   OK(timed_get(lenient, "obj", data, 150, &took));
-  hipobj_client_destroy(strict);
-  hipobj_client_destroy(lenient);
+  hipobj_client_free(strict);
+  hipobj_client_free(lenient);
   free(data);
 }
 
@@ -359,7 +359,7 @@ Test(hostile, complete_keeps_a_floor_of_one_byte_per_second) {
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   OK(hipobj_s3_put(c, T_BUCKET, "mp", &src, &po, &res, err));
   cr_assert_eq(res.parts, 2);
-  hipobj_client_destroy(c);
+  hipobj_client_free(c);
   free(data);
 }
 
@@ -395,20 +395,20 @@ Test(hostile, list_token_that_comes_back_is_an_error) {
 Test(hostile, list_parts_that_does_not_move_on_is_an_error) {
   start();
   struct hipobj_mpu *mpu = NULL, *again = NULL;
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "mp", NULL, &mpu, err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "mp", NULL, &mpu, err));
   char part[1000];
   fill_pattern(part, sizeof part, 13);
   struct hipobj_mem src = hipobj_mem_host(part, sizeof part);
   for (unsigned i = 1; i <= 2; i++)
-    OK(hipobj_s3_mpu_upload_part(mpu, i, &src, NULL, err));
+    OK(hipobj_mpu_upload_part(mpu, i, &src, NULL, err));
   OK(hipobj_mpu_open(cli, T_BUCKET, "mp", hipobj_mpu_upload_id(mpu), &again,
                      err));
-  OK(hipobj_s3_mpu_list_parts(again, err));
+  OK(hipobj_mpu_list_parts(again, err));
   cr_assert_eq(hipobj_mpu_part_count(again), 2);
   /* Truncated answers whose marker never moves: an error, not a part
    * list that silently stops (or loops). */
   set_faults("op=ListParts,action=repeat-token");
-  int rc = hipobj_s3_mpu_list_parts(again, err);
+  int rc = hipobj_mpu_list_parts(again, err);
   cr_assert_eq(rc, HIPOBJ_E_PROTOCOL, "rc %d: %s", rc,
                hipobj_error_message(err));
   cr_assert_not_null(strstr(hipobj_error_message(err), "does not move past"),

@@ -38,7 +38,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);

@@ -28,7 +28,7 @@ static void init(void) {
 }
 
 static void fini(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);
@@ -152,7 +152,7 @@ static void *overwrite_later(void *arg) {
   struct hipobj_mem src = hipobj_mem_host(other, w->n);
   int rc = hipobj_s3_put(c2, T_BUCKET, "changing", &src, NULL, NULL, NULL);
   free(other);
-  hipobj_client_destroy(c2);
+  hipobj_client_free(c2);
   return (void *)(intptr_t)rc;
 }
 

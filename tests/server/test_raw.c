@@ -27,7 +27,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   srv_cleanup(&srv);
   hipobj_error_free(err);
   hipobj_global_cleanup();
@@ -60,12 +60,12 @@ Test(raw, wrong_secret_and_unknown_key) {
   cr_assert_eq(hipobj_s3_get(bad, T_BUCKET, "obj", &dst, NULL, NULL, err),
                HIPOBJ_E_ACCESS_DENIED);
   cr_assert_str_eq(hipobj_error_s3_code(err), "SignatureDoesNotMatch");
-  hipobj_client_destroy(bad);
+  hipobj_client_free(bad);
   bad = mk_client(srv.url, "AKIDUNKNOWN", T_SK, 1);
   cr_assert_eq(hipobj_s3_get(bad, T_BUCKET, "obj", &dst, NULL, NULL, err),
                HIPOBJ_E_ACCESS_DENIED);
   cr_assert_str_eq(hipobj_error_s3_code(err), "InvalidAccessKeyId");
-  hipobj_client_destroy(bad);
+  hipobj_client_free(bad);
   /* A PUT with a wrong signature stores nothing. */
   struct http_resp r;
   get("/bkt/sneaky",
@@ -386,7 +386,7 @@ Test(raw, early_error_on_a_large_upload) {
   cr_assert_eq(hipobj_s3_put(bad, T_BUCKET, "big", &src, &po, NULL, err),
                HIPOBJ_E_ACCESS_DENIED, "%s", hipobj_error_message(err));
   cr_assert_str_eq(hipobj_error_s3_code(err), "SignatureDoesNotMatch");
-  hipobj_client_destroy(bad);
+  hipobj_client_free(bad);
   cr_assert_eq(hipobj_s3_put(cli, "nobucket", "big", &src, &po, NULL, err),
                HIPOBJ_E_NOT_FOUND, "%s", hipobj_error_message(err));
   cr_assert_str_eq(hipobj_error_s3_code(err), "NoSuchBucket");

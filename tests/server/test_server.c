@@ -27,7 +27,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   srv_cleanup(&srv);
   hipobj_error_free(err);
@@ -231,18 +231,18 @@ Test(server, multipart_errors, .timeout = 180) {
   char *data = malloc(5 * MIB);
   fill_pattern(data, 5 * MIB, 9);
   struct hipobj_mpu *mpu;
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "m", NULL, &mpu, err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "m", NULL, &mpu, err));
   struct hipobj_mem p1 = hipobj_mem_host(data, small);
   struct hipobj_xfer_result r1 = HIPOBJ_XFER_RESULT_INIT,
                             r2 = HIPOBJ_XFER_RESULT_INIT;
-  OK(hipobj_s3_mpu_upload_part(mpu, 1, &p1, &r1, err));
-  OK(hipobj_s3_mpu_upload_part(mpu, 2, &p1, &r2, err));
+  OK(hipobj_mpu_upload_part(mpu, 1, &p1, &r1, err));
+  OK(hipobj_mpu_upload_part(mpu, 2, &p1, &r2, err));
   /* Two parts, the first below 5 MiB: EntityTooSmall. */
-  cr_assert_eq(hipobj_s3_mpu_complete(mpu, NULL, err), HIPOBJ_E_CLIENT_ERROR);
+  cr_assert_eq(hipobj_mpu_complete(mpu, NULL, err), HIPOBJ_E_CLIENT_ERROR);
   cr_assert_str_eq(hipobj_error_s3_code(err), "EntityTooSmall");
 
   /* ListParts, one part per page. */
-  OK(hipobj_s3_mpu_list_parts(mpu, err));
+  OK(hipobj_mpu_list_parts(mpu, err));
   cr_assert_eq(hipobj_mpu_part_count(mpu), 2);
   char target[256];
   const char *id = hipobj_mpu_upload_id(mpu);
@@ -297,15 +297,15 @@ Test(server, multipart_errors, .timeout = 180) {
 
   /* A part 1 of 5 MiB makes it valid; the last part may be small. */
   struct hipobj_mem p5 = hipobj_mem_host(data, 5 * MIB);
-  OK(hipobj_s3_mpu_upload_part(mpu, 1, &p5, NULL, err));
+  OK(hipobj_mpu_upload_part(mpu, 1, &p5, NULL, err));
   struct hipobj_xfer_result cr = HIPOBJ_XFER_RESULT_INIT;
-  OK(hipobj_s3_mpu_complete(mpu, &cr, err));
+  OK(hipobj_mpu_complete(mpu, &cr, err));
   cr_assert(strstr(cr.etag, "-2\"") != NULL);
   struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
   OK(hipobj_s3_head(cli, T_BUCKET, "m", &info, err));
   cr_assert_eq(info.size, 6 * MIB);
   /* Completed: the upload id is gone. */
-  cr_assert_eq(hipobj_s3_mpu_upload_part(mpu, 3, &p1, NULL, err),
+  cr_assert_eq(hipobj_mpu_upload_part(mpu, 3, &p1, NULL, err),
                HIPOBJ_E_NOT_FOUND);
   cr_assert_str_eq(hipobj_error_s3_code(err), "NoSuchUpload");
   hipobj_mpu_free(mpu);
@@ -313,18 +313,18 @@ Test(server, multipart_errors, .timeout = 180) {
   /* A made-up upload id. */
   OK(hipobj_mpu_open(cli, T_BUCKET, "m", "0123456789abcdef0123456789abcdef",
                      &mpu, err));
-  cr_assert_eq(hipobj_s3_mpu_upload_part(mpu, 1, &p1, NULL, err),
+  cr_assert_eq(hipobj_mpu_upload_part(mpu, 1, &p1, NULL, err),
                HIPOBJ_E_NOT_FOUND);
   cr_assert_str_eq(hipobj_error_s3_code(err), "NoSuchUpload");
-  cr_assert_eq(hipobj_s3_mpu_abort(mpu, err), HIPOBJ_E_NOT_FOUND);
+  cr_assert_eq(hipobj_mpu_abort(mpu, err), HIPOBJ_E_NOT_FOUND);
   cr_assert_str_eq(hipobj_error_s3_code(err), "NoSuchUpload");
   hipobj_mpu_free(mpu);
 
   /* Abort removes the upload. */
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "gone", NULL, &mpu, err));
-  OK(hipobj_s3_mpu_upload_part(mpu, 1, &p1, NULL, err));
-  OK(hipobj_s3_mpu_abort(mpu, err));
-  cr_assert_eq(hipobj_s3_mpu_list_parts(mpu, err), HIPOBJ_E_NOT_FOUND);
+  OK(hipobj_mpu_create(cli, T_BUCKET, "gone", NULL, &mpu, err));
+  OK(hipobj_mpu_upload_part(mpu, 1, &p1, NULL, err));
+  OK(hipobj_mpu_abort(mpu, err));
+  cr_assert_eq(hipobj_mpu_list_parts(mpu, err), HIPOBJ_E_NOT_FOUND);
   hipobj_mpu_free(mpu);
   free(data);
 }
@@ -497,27 +497,27 @@ Test(server, restart_keeps_multipart_parts, .timeout = 180) {
   char *data = malloc(n), *back = malloc(n);
   fill_pattern(data, n, 21);
   struct hipobj_mpu *mpu;
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "resume", "application/x-test", &mpu,
-                          err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "resume", "application/x-test", &mpu,
+                       err));
   char id[128];
   snprintf(id, sizeof id, "%s", hipobj_mpu_upload_id(mpu));
   for (unsigned part = 1; part <= 2; part++) {
     struct hipobj_mem m = hipobj_mem_host(data + (part - 1) * 5 * MIB, 5 * MIB);
-    OK(hipobj_s3_mpu_upload_part(mpu, part, &m, NULL, err));
+    OK(hipobj_mpu_upload_part(mpu, part, &m, NULL, err));
   }
   hipobj_mpu_free(mpu);
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
 
   /* kill -9, then a new server (new port) on the same root. */
   srv_signal(&srv, SIGKILL);
   srv_start(&srv, srv.root, NULL);
   cli = mk_client(srv.url, NULL, NULL, 0);
   OK(hipobj_mpu_open(cli, T_BUCKET, "resume", id, &mpu, err));
-  OK(hipobj_s3_mpu_list_parts(mpu, err));
+  OK(hipobj_mpu_list_parts(mpu, err));
   cr_assert_eq(hipobj_mpu_part_count(mpu), 2);
   struct hipobj_mem m3 = hipobj_mem_host(data + 10 * MIB, n - 10 * MIB);
-  OK(hipobj_s3_mpu_upload_part(mpu, 3, &m3, NULL, err));
-  OK(hipobj_s3_mpu_complete(mpu, NULL, err));
+  OK(hipobj_mpu_upload_part(mpu, 3, &m3, NULL, err));
+  OK(hipobj_mpu_complete(mpu, NULL, err));
   hipobj_mpu_free(mpu);
   struct hipobj_mem dst = hipobj_mem_host(back, n);
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
@@ -532,7 +532,7 @@ Test(server, restart_keeps_multipart_parts, .timeout = 180) {
 }
 
 Test(server, clean_exit_on_sigint) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   cli = NULL;
   int st = 0;
   kill(srv.pid, SIGINT);
@@ -613,7 +613,7 @@ Test(server, edge_cases) {
   OK(hipobj_s3_put(u, T_BUCKET, "u", &src, NULL, NULL, err));
   OK(hipobj_s3_get(u, T_BUCKET, "u", &dst, NULL, &res, err));
   cr_assert_eq(memcmp(buf, "unsigned", 8), 0);
-  hipobj_client_destroy(u);
+  hipobj_client_free(u);
   /* A buffer too small for the object. */
   char tiny[2];
   struct hipobj_mem small = hipobj_mem_host(tiny, sizeof tiny);
@@ -623,9 +623,9 @@ Test(server, edge_cases) {
 
 Test(server, list_multipart_uploads) {
   struct hipobj_mpu *a, *b, *c;
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "u/a", NULL, &a, err));
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "u/b", NULL, &b, err));
-  OK(hipobj_s3_mpu_create(cli, T_BUCKET, "v/c/d", NULL, &c, err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "u/a", NULL, &a, err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "u/b", NULL, &b, err));
+  OK(hipobj_mpu_create(cli, T_BUCKET, "v/c/d", NULL, &c, err));
   struct http_resp r;
   http_send(srv.url,
             &(struct sreq){.method = "GET",
@@ -654,9 +654,9 @@ Test(server, list_multipart_uploads) {
   cr_assert_neq(strstr(r.body, "<CommonPrefixes><Prefix>v/</Prefix>"), NULL);
   cr_assert_null(strstr(r.body, "<Upload>"));
   resp_free(&r);
-  OK(hipobj_s3_mpu_abort(a, err));
-  OK(hipobj_s3_mpu_abort(b, err));
-  OK(hipobj_s3_mpu_abort(c, err));
+  OK(hipobj_mpu_abort(a, err));
+  OK(hipobj_mpu_abort(b, err));
+  OK(hipobj_mpu_abort(c, err));
   hipobj_mpu_free(a);
   hipobj_mpu_free(b);
   hipobj_mpu_free(c);

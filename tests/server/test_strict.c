@@ -35,7 +35,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  hipobj_client_destroy(cli);
+  hipobj_client_free(cli);
   srv_cleanup(&srv);
   hipobj_error_free(err);
   hipobj_global_cleanup();
@@ -415,7 +415,7 @@ Test(strict, list_limits) {
   send_req("/bkt?list-type=2&max-keys=%2B5", (struct sreq){0}, &r);
   expect_s3_error(&r, 400, "InvalidArgument", "max-keys");
   struct hipobj_mpu *m;
-  cr_assert_eq(hipobj_s3_mpu_create(cli, T_BUCKET, "up", NULL, &m, err), 0);
+  cr_assert_eq(hipobj_mpu_create(cli, T_BUCKET, "up", NULL, &m, err), 0);
   char t[160];
   snprintf(t, sizeof t, "/bkt/up?uploadId=%s&part-number-marker=5x",
            hipobj_mpu_upload_id(m));
@@ -427,7 +427,7 @@ Test(strict, list_limits) {
   cr_expect_eq(r.status, 200, "%s", r.body);
   cr_expect_str_eq(xml_text(&r, "MaxParts"), "1000");
   resp_free(&r);
-  hipobj_s3_mpu_abort(m, err);
+  hipobj_mpu_abort(m, err);
   hipobj_mpu_free(m);
 }
 
@@ -484,9 +484,9 @@ Test(strict, keys_xml_cannot_carry) {
  * well-formed. */
 Test(strict, location_escapes_the_host) {
   struct hipobj_mpu *m;
-  cr_assert_eq(hipobj_s3_mpu_create(cli, T_BUCKET, "loc", NULL, &m, err), 0);
+  cr_assert_eq(hipobj_mpu_create(cli, T_BUCKET, "loc", NULL, &m, err), 0);
   struct hipobj_mem one = hipobj_mem_host((void *)"x", 1);
-  cr_assert_eq(hipobj_s3_mpu_upload_part(m, 1, &one, NULL, err), 0);
+  cr_assert_eq(hipobj_mpu_upload_part(m, 1, &one, NULL, err), 0);
   const char *etag;
   cr_assert_eq(hipobj_mpu_part(m, 0, NULL, NULL, &etag), 0);
   char body[300], t[160];

@@ -198,57 +198,6 @@ Test(config, strings_are_copied) {
   hcfg_free(&c);
 }
 
-Test(config, small_struct_size_ignores_later_fields) {
-  struct hipobj_client_config cfg;
-  memset(&cfg, 0xA5, sizeof cfg); /* garbage past struct_size */
-  cfg.struct_size = offsetof(struct hipobj_client_config, anonymous);
-  cfg.endpoint_url = "http://old:1";
-  cfg.region = NULL;
-  cfg.access_key_id = "AK";
-  cfg.secret_access_key = "SK";
-  cfg.session_token = NULL;
-  cfg.profile = NULL;
-  struct hcfg c;
-  resolve_ok(&cfg, &c);
-  cr_assert_str_eq(c.endpoint_url, "http://old:1");
-  cr_assert_eq(c.anonymous, 0);
-  cr_assert_eq(c.addressing, HIPOBJ_ADDRESSING_AUTO);
-  cr_assert_eq(c.part_size, 8 * MIB);
-  cr_assert_eq(c.concurrency, default_concurrency(c.io_threads));
-  cr_assert_null(c.ca_bundle);
-  hcfg_free(&c);
-
-  /* A field only partly inside struct_size is not read either. */
-  cfg.struct_size = offsetof(struct hipobj_client_config, part_size) + 4;
-  cfg.anonymous = 0;
-  cfg.addressing = HIPOBJ_ADDRESSING_PATH;
-  cfg.tls_skip_verify = 0;
-  cfg.ca_bundle = NULL;
-  cfg.concurrency = 3;
-  resolve_ok(&cfg, &c);
-  cr_assert_eq(c.concurrency, 3);
-  cr_assert_eq(c.addressing, HIPOBJ_ADDRESSING_PATH);
-  cr_assert_eq(c.part_size, 8 * MIB);
-  hcfg_free(&c);
-}
-
-Test(config, zero_struct_size_is_rejected) {
-  env_keys();
-  struct hipobj_client_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  const char *m = resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT);
-  cr_assert(strstr(m, "HIPOBJ_CLIENT_CONFIG_INIT"), "%s", m);
-}
-
-Test(config, larger_struct_size_is_accepted) {
-  env_keys();
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.struct_size += 64; /* a newer caller */
-  struct hcfg c;
-  resolve_ok(&cfg, &c);
-  hcfg_free(&c);
-}
-
 Test(config, null_out) {
   struct hipobj_error e = {0};
   cr_assert_eq(hcfg_resolve(NULL, fake_getenv, NULL, &e),
