@@ -8,8 +8,8 @@
 
 #include "client_int.h"
 #include "engine.h"
-#include "mem_file.h"
 #include "hstruct.h"
+#include "mem_file.h"
 #include "rdma_glue.h"
 #include "staging.h"
 

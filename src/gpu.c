@@ -358,8 +358,7 @@ int hipobj_gpu_platform_info(enum hipobj_mem_kind kind,
     return rc;
   if (!kind_valid((int)kind) && kind != HIPOBJ_MEM_FILE)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
-                    "memory kind %d is not HOST, HIP, CUDA or FILE",
-                    (int)kind);
+                    "memory kind %d is not HOST, HIP, CUDA or FILE", (int)kind);
   if (kind == HIPOBJ_MEM_FILE) {
     /* Files need no runtime: always there (mem_file.c). */
     o.available = 1;
