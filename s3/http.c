@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <libxml/parser.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -455,12 +456,30 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
       hstrlcpy(r->transport_msg,
                p->errbuf[0] ? p->errbuf : curl_easy_strerror(code),
                sizeof r->transport_msg);
+    /* libcurl says "Couldn't connect to server" for a refused, an
+     * unreachable and a filtered port alike: the system's errno tells
+     * the user which one to look into. */
+    long os_errno = 0;
+    if (code == CURLE_COULDNT_CONNECT &&
+        curl_easy_getinfo(p->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+        os_errno > 0) {
+      size_t n = strlen(r->transport_msg);
+      snprintf(r->transport_msg + n, sizeof r->transport_msg - n, " (%s)",
+               strerror((int)os_errno));
+    }
     /* A failed transfer has no answer, unless it was ended on purpose
      * after the status of an error answer arrived. */
     if (code != CURLE_OK && !r->error_body_cut)
       r->status = r->status >= 200 && r->status < 300 ? r->status : 0;
     curl_slist_free_all(p->headers);
-    give_easy(h, p->easy);
+    /* A handle whose transfer failed is not reused: libcurl 7.88 keeps
+     * state in one after a failed name lookup that makes the next
+     * setopt(CURLOPT_BUFFERSIZE) fail, so every retry of an unknown host
+     * ended in "could not set up the transfer" instead of its cause. */
+    if (code == CURLE_OK)
+      give_easy(h, p->easy);
+    else
+      curl_easy_cleanup(p->easy);
     free(p);
     x->priv_easy = NULL;
   }

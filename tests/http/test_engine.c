@@ -206,7 +206,34 @@ Test(engine, connection_refused_is_connect_error) {
   /* The cause is in the text (libcurl's words), not a libcurl code. */
   cr_assert(strcasestr(hipobj_error_message(err), "connect"), "%s",
             hipobj_error_message(err));
+  cr_assert(strstr(hipobj_error_message(err), "Connection refused"), "%s",
+            hipobj_error_message(err));
   cr_assert_eq(hipobj_error_http_status(err), 0);
+  hipobj_client_free(cli);
+  hipobj_error_free(err);
+}
+
+/* Every attempt at an unknown host says so, the last one (the one the
+ * caller sees) included: a retry used to reuse the failed libcurl handle
+ * and end in "could not set up the transfer". */
+Test(engine, unknown_host_is_named_on_every_attempt) {
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg.endpoint_url = "http://no-such-host.invalid:9000";
+  cfg.access_key_id = "AK";
+  cfg.secret_access_key = "SK";
+  cfg.max_attempts = 3;
+  cfg.retry_base_ms = 1;
+  cfg.log_level = HIPOBJ_LOG_NONE;
+  hipobj_error_create(&err);
+  cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK);
+  char buf[4];
+  struct hipobj_mem dst = hipobj_mem_host(buf, sizeof buf);
+  int rc = hipobj_s3_get(cli, "bkt", "k", &dst, NULL, NULL, err);
+  cr_assert_eq(rc, HIPOBJ_E_CONNECT, "%s", hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_retries(err), 2);
+  cr_assert(
+      strstr(hipobj_error_message(err), "resolve host: no-such-host.invalid"),
+      "%s", hipobj_error_message(err));
   hipobj_client_free(cli);
   hipobj_error_free(err);
 }
