@@ -157,8 +157,12 @@ int hmpu_create(struct hipobj_client *c, const char *bucket, const char *key,
   struct hreq r;
   hreq_init(&r, c, op, "POST", bucket, key);
   s3_request_param(&r.req, "uploads", NULL);
-  if (content_type)
-    s3_request_header(&r.req, "content-type", content_type);
+  /* The object's type goes on Create, the only request that describes
+   * the object; S3's default is named rather than left to the server, as
+   * hipobj_put_opts promises it. */
+  s3_request_header(&r.req, "content-type",
+                    content_type && *content_type ? content_type
+                                                  : "application/octet-stream");
   if (want_crc32c)
     s3_request_header(&r.req, "x-amz-checksum-algorithm", "CRC32C");
   r.send_body = 1;
@@ -352,7 +356,8 @@ int hipobj_mpu_complete(struct hipobj_mpu *m, struct hipobj_xfer_result *res,
   memset(&cc, 0, sizeof cc);
   hreq_init(&cc.r, m->client, op, "POST", m->bucket, m->key);
   s3_request_param(&cc.r.req, "uploadId", m->upload_id);
-  s3_request_header(&cc.r.req, "content-type", "application/xml");
+  /* No Content-Type: the body is XML, but OpenStack Swift's S3 API stores
+   * a Complete's type on the object, which then read application/xml. */
   cc.r.body = body.data;
   cc.r.body_len = body.len;
   cc.r.send_body = 1;

@@ -322,6 +322,12 @@ Test(engine, complete_with_error_inside_200) {
   cr_assert_eq(hipobj_error_http_status(err), 200);
   cr_assert_eq(res.bytes, 0);
   cr_assert_eq(mini_count(srv), 6, "Complete retried once, then aborted");
+  /* Create names the object's type (the default, none was given);
+   * Complete's XML body is not the object's, so it names none. */
+  cr_assert_str_eq(mini_request_header(srv, 0, "content-type"),
+                   "application/octet-stream");
+  cr_assert_null(mini_request_header(srv, 3, "content-type"), "%s",
+                 mini_request_header(srv, 3, "content-type"));
   cr_assert_str_eq(mini_request_line(srv, 5),
                    "DELETE /bkt/k?uploadId=UPLOAD-1");
   free(data);

@@ -160,6 +160,32 @@ static void multipart_happy(const char *key, int reopen) {
   free(data);
 }
 
+/* hipobj_s3_put's multipart upload stores the object's type: the one
+ * given, else application/octet-stream; never that of Complete's XML body
+ * (OpenStack Swift's S3 API keeps the type a Complete carries). */
+static void multipart_type(const char *key, const char *given,
+                           const char *want) {
+  size_t n = 2 * (5 * MiB) + 3;
+  unsigned char *data = fx_random(n, 77);
+  struct hipobj_put_opts o = HIPOBJ_PUT_OPTS_INIT;
+  o.part_size = 5 * MiB;
+  o.multipart_threshold = 5 * MiB;
+  o.content_type = given;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  fx_put(key, data, n, &o, &res);
+  cr_expect_eq(res.parts, 3u, "not a multipart upload: %u parts", res.parts);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  fx_check(hipobj_s3_head(fx.client, fx.bucket, key, &info, fx.err), "head",
+           fx.err);
+  cr_expect_str_eq(info.content_type, want);
+  free(data);
+}
+
+Test(s3_multipart, put_stores_the_content_type) {
+  multipart_type("mpu/typed", "text/csv", "text/csv");
+  multipart_type("mpu/untyped", NULL, "application/octet-stream");
+}
+
 Test(s3_multipart, three_parts_list_complete_get) {
   multipart_happy("mpu/happy", 0);
 }
