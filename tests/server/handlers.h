@@ -34,6 +34,16 @@ enum MHD_Result h_upload_part(struct req *r);
 enum MHD_Result h_complete_mpu(struct req *r);
 enum MHD_Result h_abort_mpu(struct req *r);
 enum MHD_Result h_list_parts(struct req *r);
+/* Commits a complete part file as part r->part_number of r->upload_id:
+ * 0, -ENOENT (no such upload) or -errno. */
+int part_store(struct req *r, const char *data_tmp, struct obj_meta *m);
+/* UploadPartCopy's part number and upload: 0, or -1 after req_fail. */
+int upload_part_copy_check(struct req *r);
+
+/* copy.c */
+enum MHD_Result h_copy_object(struct req *r);
+enum MHD_Result h_upload_part_copy(struct req *r);
+
 /* Upload ids are 32 lower-case hex digits. */
 int valid_upload_id(const char *id);
 /* Loads an upload's info; checks it belongs to r->key (when set). 0,

@@ -66,6 +66,8 @@ static const struct op_entry op_table[OP_COUNT] = {
     [OP_COMPLETE_MPU] = {NULL, MEM_BODY_LARGE, h_complete_mpu},
     [OP_ABORT_MPU] = {NULL, 0, h_abort_mpu},
     [OP_LIST_PARTS] = {NULL, 0, h_list_parts},
+    [OP_COPY_OBJECT] = {NULL, 0, h_copy_object},
+    [OP_UPLOAD_PART_COPY] = {NULL, 0, h_upload_part_copy},
     [OP_RDMA_PREPARE] = {NULL, 0, rdma_control},
     [OP_RDMA_READY] = {NULL, 0, rdma_control},
     [OP_RDMA_CANCEL] = {NULL, 0, rdma_control},
@@ -247,7 +249,9 @@ static enum srv_op classify(const struct req *r) {
   int upload = req_has_param(r, "uploadId");
   if (put) {
     if (req_header(r, "x-amz-copy-source"))
-      return OP_NOT_IMPLEMENTED;
+      return upload || req_has_param(r, "partNumber") ? OP_UPLOAD_PART_COPY
+             : sub                                    ? OP_NOT_IMPLEMENTED
+                                                      : OP_COPY_OBJECT;
     if (upload || req_has_param(r, "partNumber"))
       return OP_UPLOAD_PART;
     return sub ? OP_NOT_IMPLEMENTED : OP_PUT_OBJECT;
@@ -326,7 +330,9 @@ static int header_phase(struct req *r, enum MHD_Result *res) {
                  "The specified bucket is not valid.");
       else if (r->key && strlen(r->key) > SRV_MAX_KEY)
         req_fail(r, 400, "KeyTooLongError", "Your key is too long");
-      else if (r->key && (r->op == OP_PUT_OBJECT || r->op == OP_CREATE_MPU) &&
+      else if (r->key &&
+               (r->op == OP_PUT_OBJECT || r->op == OP_CREATE_MPU ||
+                r->op == OP_COPY_OBJECT) &&
                !xml_text_ok(r->key))
         /* Listings and answers name keys in XML 1.0: a key it cannot
          * carry would make them ill-formed (xmlw.c). */

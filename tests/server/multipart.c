@@ -212,29 +212,27 @@ int upload_part_begin(struct req *r) {
   return body_begin_file(r);
 }
 
-enum MHD_Result h_upload_part(struct req *r) {
+/* Commits data_tmp (complete, fsynced) as part r->part_number of upload
+ * r->upload_id, with m's ETag and checksum; m gets its size and inode.
+ * 0, -ENOENT when the upload is gone, or -errno. Shared by UploadPart and
+ * UploadPartCopy (copy.c). */
+int part_store(struct req *r, const char *data_tmp, struct obj_meta *m) {
   const char *id = r->upload_id;
-  char hex[33];
-  body_md5_hex(r, hex);
-  struct obj_meta m;
-  memset(&m, 0, sizeof m);
-  snprintf(m.etag, sizeof m.etag, "\"%s\"", hex);
-  cks_part_record(r, &m);
-  m.mtime_ms = st_now_ms();
+  m->mtime_ms = st_now_ms();
   struct stat st;
-  if (stat(r->tmp_path, &st) != 0)
-    return srv_errno(r, errno, "cannot stat the part");
-  m.ino = (uint64_t)st.st_ino;
-  m.size = (uint64_t)st.st_size;
+  if (stat(data_tmp, &st) != 0)
+    return -errno;
+  m->ino = (uint64_t)st.st_ino;
+  m->size = (uint64_t)st.st_size;
   struct hbuf text = HBUF_INIT;
-  meta_format(&m, &text);
+  meta_format(m, &text);
   char *meta_tmp = NULL;
   int rc = text.oom ? -ENOMEM
                     : st_tmp_write(r->srv, r->bucket, text.data, text.len,
                                    &meta_tmp);
   hbuf_free(&text);
   if (rc != 0)
-    return srv_errno(r, rc, "cannot store the part");
+    return rc;
   char *dir = st_path(r->srv, r->bucket, ".hipobj/uploads/%s", id);
   char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
                      r->part_number);
@@ -247,7 +245,7 @@ enum MHD_Result h_upload_part(struct req *r) {
     gone = 1;
   else if (!dir || !dp || !mp)
     rc = -ENOMEM;
-  else if (rename(meta_tmp, mp) != 0 || rename(r->tmp_path, dp) != 0)
+  else if (rename(meta_tmp, mp) != 0 || rename(data_tmp, dp) != 0)
     rc = -errno;
   if (!gone)
     meta_free(&info);
@@ -259,7 +257,18 @@ enum MHD_Result h_upload_part(struct req *r) {
   free(dir);
   free(dp);
   free(mp);
-  if (gone)
+  return gone ? -ENOENT : rc;
+}
+
+enum MHD_Result h_upload_part(struct req *r) {
+  char hex[33];
+  body_md5_hex(r, hex);
+  struct obj_meta m;
+  memset(&m, 0, sizeof m);
+  snprintf(m.etag, sizeof m.etag, "\"%s\"", hex);
+  cks_part_record(r, &m);
+  int rc = part_store(r, r->tmp_path, &m);
+  if (rc == -ENOENT)
     return no_such_upload(r);
   if (rc != 0)
     return srv_errno(r, rc, "cannot store the part");
@@ -268,6 +277,35 @@ enum MHD_Result h_upload_part(struct req *r) {
   if (resp)
     MHD_add_response_header(resp, "ETag", m.etag);
   return srv_queue(r, 200, resp);
+}
+
+/* UploadPartCopy's checks before any copying: the part number, the upload
+ * (which must have no checksum algorithm: a copied part would need its
+ * checksum, which this server does not compute for copies). 0 or -1 after
+ * req_fail. */
+int upload_part_copy_check(struct req *r) {
+  const char *id = req_param(r, "uploadId");
+  if (parse_part_number(req_param(r, "partNumber"), &r->part_number) != 0)
+    return req_fail(r, 400, "InvalidArgument",
+                    "Part number must be an integer between 1 and 10000, "
+                    "inclusive");
+  if (!id)
+    return req_fail(r, 400, "InvalidRequest",
+                    "UploadPartCopy needs the uploadId parameter");
+  snprintf(r->upload_id, sizeof r->upload_id, "%.32s", id);
+  struct obj_meta info;
+  if (load_upload(r, id, &info) != 0)
+    return req_fail(r, 404, "NoSuchUpload",
+                    "The specified upload does not exist. The upload ID may "
+                    "be invalid, or the upload may have been aborted or "
+                    "completed.");
+  int has_alg = info.checksum_alg[0] != '\0';
+  meta_free(&info);
+  if (has_alg)
+    return req_fail(r, 501, "NotImplemented",
+                    "hipobj-server does not copy parts into an upload with "
+                    "a checksum algorithm.");
+  return 0;
 }
 
 /* ---- CompleteMultipartUpload -------------------------------------------- */

@@ -380,7 +380,34 @@ enum MHD_Result h_delete_objects(struct req *r) {
 
 /* ---- buckets ------------------------------------------------------------ */
 
+/* AWS's rules for a new bucket, stricter than what st_valid_bucket lets
+ * existing buckets (made by hand in --root) be called: lower case, no
+ * '_', a letter or digit at both ends, no "..", no dash next to a dot,
+ * not an IP address. */
+static int new_bucket_ok(const char *b) {
+  size_t n = strlen(b), dots = 0, digits = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = b[i];
+    if (c == '.')
+      dots++;
+    else if (c >= '0' && c <= '9')
+      digits++;
+    else if (!(c >= 'a' && c <= 'z') && c != '-')
+      return 0;
+  }
+  if (dots == 3 && dots + digits == n)
+    return 0; /* 192.168.5.4 */
+  return b[0] != '-' && b[0] != '.' && b[n - 1] != '-' && b[n - 1] != '.' &&
+         !strstr(b, "..") && !strstr(b, ".-") && !strstr(b, "-.") &&
+         strncmp(b, "xn--", 4) != 0;
+}
+
 enum MHD_Result h_create_bucket(struct req *r) {
+  if (!new_bucket_ok(r->bucket))
+    return srv_error(r, 400, "InvalidBucketName",
+                     "The specified bucket is not valid: a new bucket's "
+                     "name is lower-case letters, digits, dots and dashes, "
+                     "starting and ending with a letter or digit.");
   int rc = st_bucket_create(r->srv, r->bucket);
   if (rc == -EEXIST)
     return srv_error(r, 409, "BucketAlreadyOwnedByYou",

@@ -84,6 +84,8 @@ double srv_now(void); /* monotonic seconds */
   X(COMPLETE_MPU, "CompleteMultipartUpload")                                   \
   X(ABORT_MPU, "AbortMultipartUpload")                                         \
   X(LIST_PARTS, "ListParts")                                                   \
+  X(COPY_OBJECT, "CopyObject")                                                 \
+  X(UPLOAD_PART_COPY, "UploadPartCopy")                                        \
   X(RDMA_PREPARE, "RdmaPrepare")                                               \
   X(RDMA_READY, "RdmaReady")                                                   \
   X(RDMA_CANCEL, "RdmaCancel")                                                 \
