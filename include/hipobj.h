@@ -6,7 +6,8 @@
  * hipobj_status value. S3 error codes ("NoSuchKey", ...) are data in struct
  * hipobj_error.
  * - Option and result structs (struct hipobj_client_config, _get_opts,
- *   _put_opts, _xfer_opts, _list_opts, _xfer_result, _object_info,
+ *   _put_opts, _xfer_opts, _list_opts, _upload_list_opts, _copy_opts,
+ *   _xfer_result, _object_info,
  *   _gpu_platform_info, _gpu_device_info) start with `size_t struct_size`,
  *   set by their initialiser: struct hipobj_X is initialised with
  *   HIPOBJ_X_INIT, which zeroes every other field. Zero/NULL fields mean
@@ -601,7 +602,11 @@ HIPOBJ_API int hipobj_s3_delete(struct hipobj_client *client,
                                 const char *bucket, const char *key,
                                 struct hipobj_error *err);
 
-/** CreateBucket (in the client's region). */
+/** CreateBucket (in the client's region). The name must follow S3's rules
+ *  for new buckets (3 to 63 lower-case letters, digits, dots and dashes,
+ *  starting and ending with a letter or digit, no "..", not an IP address):
+ *  HIPOBJ_E_INVALID_ARGUMENT naming the rule otherwise. Other calls accept
+ *  the older, relaxed names (upper case, '_') that servers may still have. */
 HIPOBJ_API int hipobj_s3_create_bucket(struct hipobj_client *client,
                                        const char *bucket,
                                        struct hipobj_error *err);
@@ -677,6 +682,7 @@ HIPOBJ_API void hipobj_xfer_cancel(struct hipobj_xfer *xfer);
  *  from its own callbacks. NULL is allowed. */
 HIPOBJ_API void hipobj_xfer_free(struct hipobj_xfer *xfer);
 
+#include "hipobj/copy.h"
 #include "hipobj/helpers.h"
 #include "hipobj/list.h"
 #include "hipobj/mpu.h"

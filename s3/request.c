@@ -229,6 +229,55 @@ int s3_check_bucket(const char *bucket, struct hipobj_error *err) {
   return HIPOBJ_OK;
 }
 
+/* AWS's rules for a new bucket's name
+ * (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html),
+ * each failure naming the rule. */
+int s3_check_new_bucket(const char *bucket, struct hipobj_error *err) {
+  int rc = s3_check_bucket(bucket, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  size_t n = strlen(bucket);
+  const char *why = NULL;
+  for (size_t i = 0; i < n && !why; i++) {
+    char c = bucket[i];
+    if (c >= 'A' && c <= 'Z')
+      why = "has an upper-case letter";
+    else if (c == '_')
+      why = "has an underscore";
+  }
+  int dotted_quad = 1, dots = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (bucket[i] == '.')
+      dots++;
+    else if (bucket[i] < '0' || bucket[i] > '9')
+      dotted_quad = 0;
+  }
+  char first = bucket[0], last = bucket[n - 1];
+  if (why)
+    ;
+  else if (!((first >= 'a' && first <= 'z') || (first >= '0' && first <= '9')))
+    why = "does not start with a letter or digit";
+  else if (!((last >= 'a' && last <= 'z') || (last >= '0' && last <= '9')))
+    why = "does not end with a letter or digit";
+  else if (strstr(bucket, ".."))
+    why = "has two dots in a row";
+  else if (strstr(bucket, ".-") || strstr(bucket, "-."))
+    why = "has a dash next to a dot";
+  else if (dotted_quad && dots == 3)
+    why = "looks like an IP address";
+  else if (!strncmp(bucket, "xn--", 4) || !strncmp(bucket, "sthree-", 7))
+    why = "starts with a reserved prefix (xn--, sthree-)";
+  else if (n > 8 && !strcmp(bucket + n - 8, "-s3alias"))
+    why = "ends with the reserved suffix -s3alias";
+  if (why)
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, NULL,
+                    "bucket name '%s' %s: a new bucket's name is 3 to 63 "
+                    "lower-case letters, digits, dots and dashes, starting "
+                    "and ending with a letter or digit",
+                    bucket, why);
+  return HIPOBJ_OK;
+}
+
 int s3_check_key(const char *key, struct hipobj_error *err) {
   size_t n = key ? strlen(key) : 0;
   if (n == 0)

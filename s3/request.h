@@ -85,5 +85,9 @@ void s3_signed_free(struct s3_signed *s);
  * the reason when they break the rules. */
 int s3_check_bucket(const char *bucket, struct hipobj_error *err);
 int s3_check_key(const char *key, struct hipobj_error *err);
+/* The strict rules of AWS for the name of a bucket being created (lower
+ * case, no '_', no "..", not an IP address, ...), so that a name AWS and
+ * virtual-hosted addressing refuse is not made on a lenient server. */
+int s3_check_new_bucket(const char *bucket, struct hipobj_error *err);
 
 #endif

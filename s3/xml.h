@@ -119,6 +119,49 @@ int s3_xml_parse_list_objects(const char *xml, size_t len,
                               struct hipobj_error *err);
 void s3_xml_list_objects_free(struct s3_list_objects *lo);
 
+/* The answers of xml_lists.c. */
+struct s3_bucket_entry {
+  char *name;
+  int64_t ctime; /* CreationDate, Unix time; 0 when absent */
+};
+struct s3_list_buckets {
+  struct s3_bucket_entry *buckets;
+  size_t n;
+  char *next_token; /* ContinuationToken (AWS pages), NULL when none */
+};
+/* ListAllMyBucketsResult. */
+int s3_xml_parse_list_buckets(const char *xml, size_t len,
+                              struct s3_list_buckets *out,
+                              struct hipobj_error *err);
+void s3_xml_list_buckets_free(struct s3_list_buckets *lb);
+
+struct s3_upload_entry {
+  char *key;
+  char *upload_id;
+  int64_t initiated; /* Unix time; 0 when absent */
+};
+struct s3_list_uploads {
+  struct s3_upload_entry *uploads;
+  size_t n;
+  int is_truncated;
+  char *next_key_marker;       /* NULL when absent */
+  char *next_upload_id_marker; /* NULL when absent */
+};
+/* ListMultipartUploadsResult; honours EncodingType=url for keys. A
+ * truncated page must name its NextKeyMarker. */
+int s3_xml_parse_list_uploads(const char *xml, size_t len,
+                              struct s3_list_uploads *out,
+                              struct hipobj_error *err);
+void s3_xml_list_uploads_free(struct s3_list_uploads *lu);
+
+/* CopyObjectResult or CopyPartResult: the new ETag (passing s3_etag_ok;
+ * an unquoted one, as Ceph RGW sends, is quoted) into etag; an <Error> (S3 may
+ * fail a copy inside a 200 answer) sets *is_error and fills s3err (may be
+ * NULL). */
+int s3_xml_parse_copy_result(const char *xml, size_t len, int *is_error,
+                             struct s3_xml_error *s3err, char etag[128],
+                             struct hipobj_error *err);
+
 /* Parses an ISO 8601 timestamp ("2009-10-12T17:50:30.000Z") to Unix time;
  * -1 when malformed. */
 int s3_parse_iso8601(const char *s, int64_t *out);

@@ -38,6 +38,8 @@
     struct hipobj_put_opts *: "hipobj_put_opts",                               \
     struct hipobj_xfer_opts *: "hipobj_xfer_opts",                             \
     struct hipobj_list_opts *: "hipobj_list_opts",                             \
+    struct hipobj_upload_list_opts *: "hipobj_upload_list_opts",               \
+    struct hipobj_copy_opts *: "hipobj_copy_opts",                             \
     struct hipobj_xfer_result *: "hipobj_xfer_result",                         \
     struct hipobj_object_info *: "hipobj_object_info",                         \
     struct hipobj_gpu_platform_info *: "hipobj_gpu_platform_info",             \

@@ -90,7 +90,9 @@ int hipobj_s3_create_bucket(struct hipobj_client *c, const char *bucket,
   int rc;
   if (!c)
     return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op, "client is NULL");
-  if ((rc = hcheck_bucket_key(op, bucket, NULL, 0, err)))
+  /* Existing buckets are used under the relaxed rules of path-style
+   * servers; a new one must follow S3's. */
+  if ((rc = herr_op(err, op, s3_check_new_bucket(bucket, err))))
     return rc;
   struct hreq r;
   hreq_init(&r, c, op, "PUT", bucket, NULL);

@@ -1,10 +1,11 @@
-/* fuzz_xml_client.c - every parser of s3/xml.c on the same input (error
- * bodies, Initiate, Complete, ListParts, ListObjectsV2), and the timestamp
- * parsers. Properties: a parse either fails with a message or gives what
- * xml.h promises (non-empty Code and UploadId, part numbers 1..10000, ETags
- * passing s3_etag_ok, at most S3_LIST_MAX_ENTRIES entries); a ListParts
- * page written back by s3_xml_build_complete (the resumed upload's
- * Complete) parses, with the server's parser, to the same parts. */
+/* fuzz_xml_client.c - every parser of s3/xml.c and s3/xml_lists.c on the
+ * same input (error bodies, Initiate, Complete, ListParts, ListObjectsV2,
+ * ListBuckets, ListMultipartUploads, CopyObject/UploadPartCopy results),
+ * and the timestamp parsers. Properties: a parse either fails with a message or
+ * gives what xml.h promises (non-empty Code and UploadId, part
+ * numbers 1..10000, ETags passing s3_etag_ok, at most S3_LIST_MAX_ENTRIES
+ * entries); a ListParts page written back by s3_xml_build_complete (the resumed
+ * upload's Complete) parses, with the server's parser, to the same parts. */
 #include "fuzz.h"
 
 #include "s3/xml.h"
@@ -86,6 +87,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(!lo.is_truncated || (lo.next_token && lo.next_token[0]),
                "truncated without a token");
     s3_xml_list_objects_free(&lo);
+  }
+
+  struct s3_list_buckets lb;
+  if (s3_xml_parse_list_buckets(xml, size, &lb, NULL) == HIPOBJ_OK) {
+    for (size_t i = 0; i < lb.n; i++)
+      FUZZ_CHECK(lb.buckets[i].name && lb.buckets[i].name[0], "empty name");
+    FUZZ_CHECK(!lb.next_token || lb.next_token[0], "empty token kept");
+    s3_xml_list_buckets_free(&lb);
+  }
+
+  struct s3_list_uploads lu;
+  if (s3_xml_parse_list_uploads(xml, size, &lu, NULL) == HIPOBJ_OK) {
+    FUZZ_CHECK(lu.n <= S3_LIST_MAX_ENTRIES, "%zu uploads", lu.n);
+    for (size_t i = 0; i < lu.n; i++)
+      FUZZ_CHECK(lu.uploads[i].upload_id[0], "empty UploadId");
+    FUZZ_CHECK(!lu.is_truncated ||
+                   (lu.next_key_marker && lu.next_key_marker[0]),
+               "truncated without a marker");
+    s3_xml_list_uploads_free(&lu);
+  }
+
+  if (s3_xml_parse_copy_result(xml, size, &is_error, &xe, etag, NULL) ==
+      HIPOBJ_OK) {
+    if (is_error)
+      FUZZ_CHECK(xe.code[0], "a copy error without Code");
+    else
+      FUZZ_CHECK(s3_etag_ok(etag), "copy ETag %s", etag);
   }
 
   /* The timestamps, on the input as a string. */

@@ -76,8 +76,8 @@ libs=($(pkg-config --libs libxml-2.0 libcrypto) -lpthread)
 # the harnesses reach, with coverage for the fuzzer.
 srcs=(src/base/buf.c src/base/strutil.c src/base/error.c src/base/codec.c
   src/base/uri.c src/base/crc64nvme.c s3/crypto.c s3/sigv4.c s3/xml.c
-  s3/xml_doc.c s3/xml_write.c s3/xml_server.c rdma/token.c rdma/rc_check.c
-  src/plan.c src/size.c tests/server/reqparse.c tests/server/xmlw.c
+  s3/xml_lists.c s3/xml_doc.c s3/xml_write.c s3/xml_server.c rdma/token.c
+  rdma/rc_check.c src/plan.c src/size.c tests/server/reqparse.c tests/server/xmlw.c
   tests/server/chunked.c)
 
 build_start=$SECONDS

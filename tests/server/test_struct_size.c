@@ -326,6 +326,15 @@ Test(struct_size, a_struct_size_of_zero_names_the_initialiser) {
   di.struct_size = 0;
   REFUSED(hipobj_gpu_device_info(HIPOBJ_MEM_CUDA, 0, &di, err),
           "HIPOBJ_GPU_DEVICE_INFO_INIT");
+  struct hipobj_copy_opts co = HIPOBJ_COPY_OPTS_INIT;
+  co.struct_size = 0;
+  REFUSED(hipobj_s3_copy(cli, T_BUCKET, "k", T_BUCKET, "k2", &co, NULL, err),
+          "HIPOBJ_COPY_OPTS_INIT");
+  struct hipobj_upload_list_opts uo = HIPOBJ_UPLOAD_LIST_OPTS_INIT;
+  uo.struct_size = 0;
+  struct hipobj_upload_page *up = NULL;
+  REFUSED(hipobj_s3_list_uploads(cli, T_BUCKET, &uo, &up, err),
+          "HIPOBJ_UPLOAD_LIST_OPTS_INIT");
   struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
   cfg.struct_size = 0;
   struct hipobj_client *c = NULL;
