@@ -516,6 +516,9 @@ struct hipobj_xfer_result {
   char etag[HIPOBJ_ETAG_MAX]; /**< ETag of the object / part, quotes kept. */
   char upload_id[HIPOBJ_UPLOAD_ID_MAX]; /**< Multipart upload id kept on failure
                                            (keep_failed_upload). */
+  /** GET: the object's Last-Modified, Unix time (seconds); 0 when the
+   *  answer had none (or the data came by RDMA). */
+  int64_t last_modified;
 };
 
 /** Initialiser for struct hipobj_xfer_result. */
@@ -567,7 +570,11 @@ struct hipobj_object_info {
 #define HIPOBJ_OBJECT_INFO_INIT                                                \
   { .struct_size = sizeof(struct hipobj_object_info) }
 
-/** HeadObject: size, ETag, last-modified and content type of an object. */
+/** HeadObject: size, ETag, last-modified and content type of an object.
+ *  A HEAD answer has no body, so an error has no S3 code
+ *  (hipobj_error_s3_code() is ""): for 400, 403 and 404 the message says
+ *  what to check instead (region; keys, clock, permissions; key or
+ *  bucket). A ranged GET of one byte gets the code when it matters. */
 HIPOBJ_API int hipobj_s3_head(struct hipobj_client *client, const char *bucket,
                               const char *key, struct hipobj_object_info *info,
                               struct hipobj_error *err);

@@ -98,6 +98,7 @@ struct hpart {
   uint64_t bytes;       /* payload bytes moved */
   uint64_t object_size; /* GET: from Content-Range or the whole body */
   int ranged_answer;    /* GET: a 206 (0: the whole object came) */
+  int64_t mtime;        /* GET: Last-Modified, Unix time; 0 when none */
   int fallback;         /* RDMA did not move it: run it over HTTP */
   int declined;         /* ... because the server declined RDMA */
   unsigned retries;

@@ -41,6 +41,7 @@ struct get_plan {
   uint64_t next;  /* next byte to hand out */
   unsigned number, n_parts;
   char etag[HIPOBJ_ETAG_MAX];
+  int64_t mtime;  /* Last-Modified of the first answer that had one */
   uint64_t bytes; /* written into the destination */
   int exact;      /* parts were cut from a known size: each brings all */
   unsigned head_retries;
@@ -166,6 +167,7 @@ static void first_done(struct hjob *j, struct get_plan *g, struct hpart *p,
     return;
   }
   g->bytes += p->bytes;
+  g->mtime = p->mtime;
   if (g->single || !p->ranged_answer) {
     /* The whole read came in one answer. */
     g->total = p->object_size;
@@ -240,6 +242,7 @@ static int get_step(struct hjob *j, int step, struct hipobj_error *err) {
   pthread_mutex_lock(&j->lock);
   if (rc == HIPOBJ_OK) {
     g->total = info.size;
+    g->mtime = info.last_modified;
     hstrlcpy(g->etag, info.etag, sizeof g->etag);
     g->end = g->start < g->total ? g->total : g->start;
   }
@@ -257,6 +260,7 @@ static void get_result(struct hjob *j, struct hipobj_xfer_result *res) {
   res->retries = j->retries;
   res->path = hjob_path(j);
   hstrlcpy(res->etag, g->etag, sizeof res->etag);
+  res->last_modified = g->mtime;
 }
 
 static void get_free(struct hjob *j) {

@@ -28,6 +28,44 @@ const char *hipobj_data_path_name(enum hipobj_data_path path) {
 
 /* ---- HeadObject ---------------------------------------------------------- */
 
+/* A HEAD answer has no body, so an error has no S3 code and "HTTP 403:
+ * access denied" would leave the user guessing: the message says what
+ * such a status usually means and what to check. The status, HTTP status
+ * and request id are kept. */
+static void head_error_hint(struct hipobj_error *err) {
+  if (!err || err->s3_code[0])
+    return;
+  const char *hint = NULL;
+  switch (err->http_status) {
+  case 400:
+    hint = "HTTP 400 Bad Request to HEAD, which carries no S3 error code: "
+           "check the region (a signature for another region is refused) "
+           "and the bucket name";
+    break;
+  case 403:
+    hint = "HTTP 403 Forbidden to HEAD, which carries no S3 error code: "
+           "check the secret key and access key id, this machine's clock, "
+           "and that the credentials may read the object";
+    break;
+  case 404:
+    hint = "HTTP 404 Not Found to HEAD, which carries no S3 error code: no "
+           "such key, or no such bucket";
+    break;
+  case 301:
+  case 307:
+    hint = "the bucket is in another region (HTTP redirect to HEAD, which "
+           "carries no S3 error code): check the region";
+    break;
+  default:
+    return;
+  }
+  struct hipobj_error keep = *err;
+  herr_set(err, keep.status, keep.operation, "%s", hint);
+  err->http_status = keep.http_status;
+  err->retries = keep.retries;
+  memcpy(err->request_id, keep.request_id, sizeof err->request_id);
+}
+
 int hipobj_s3_head(struct hipobj_client *c, const char *bucket, const char *key,
                    struct hipobj_object_info *info, struct hipobj_error *err) {
   const char *op = "HeadObject";
@@ -42,6 +80,8 @@ int hipobj_s3_head(struct hipobj_client *c, const char *bucket, const char *key,
   hreq_init(&r, c, op, "HEAD", bucket, key);
   r.head = 1;
   rc = hreq_run(&r, err);
+  if (rc != HIPOBJ_OK)
+    head_error_hint(err);
   if (rc == HIPOBJ_OK) {
     const struct s3_http_resp *resp = &r.xfer.resp;
     if (resp->content_length < 0) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../s3/xml.h"
 #include "base/strutil.h"
 #include "engine.h"
 #include "plan.h"
@@ -171,6 +172,10 @@ static void http_done(struct hreq *r, void *ctx) {
   if (r->status != HIPOBJ_OK)
     p->err = r->err;
   hstrlcpy(p->etag, r->xfer.resp.etag, sizeof p->etag);
+  int64_t t;
+  if (!p->is_put && r->xfer.resp.last_modified[0] &&
+      s3_parse_http_date(r->xfer.resp.last_modified, &t) == 0)
+    p->mtime = t;
   if (p->is_put) {
     p->bytes = r->status == HIPOBJ_OK ? p->len : 0;
     if (r->crc32c)

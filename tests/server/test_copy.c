@@ -325,3 +325,45 @@ Test(copy, new_bucket_names) {
                0);
   expect_s3_error(&r, 400, "InvalidBucketName", "new bucket");
 }
+
+Test(copy, head_errors_say_what_to_check) {
+  put_typed(T_BUCKET, "k", "abc", 3, NULL);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  struct hipobj_client *bad = mk_client(srv.url, NULL, "wrong-secret", 1);
+  cr_assert_eq(hipobj_s3_head(bad, T_BUCKET, "k", &info, err),
+               HIPOBJ_E_ACCESS_DENIED);
+  cr_expect_eq(hipobj_error_http_status(err), 403);
+  cr_expect_str_eq(hipobj_error_s3_code(err), "");
+  cr_expect(strstr(hipobj_error_message(err), "check the secret key"), "%s",
+            hipobj_error_message(err));
+  cr_expect_neq(hipobj_error_request_id(err)[0], '\0');
+  hipobj_client_free(bad);
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "nokey", &info, err),
+               HIPOBJ_E_NOT_FOUND);
+  cr_expect(strstr(hipobj_error_message(err), "no such key, or no such bucket"),
+            "%s", hipobj_error_message(err));
+}
+
+Test(copy, get_result_has_last_modified) {
+  size_t n = (6u << 20) + 5; /* two parts of the client's 5 MiB */
+  char *data = malloc(n);
+  cr_assert_not_null(data);
+  fill_pattern(data, n, 3);
+  put_typed(T_BUCKET, "m", data, n, NULL);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "m", &info, err));
+  cr_assert_gt(info.last_modified, 0);
+  struct hipobj_mem dst = hipobj_mem_host(data, n);
+  struct hipobj_xfer_result r = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, "m", &dst, NULL, &r, err));
+  cr_expect_eq(r.parts, 2);
+  cr_expect_eq(r.last_modified, info.last_modified);
+  struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
+  go.has_range = 1;
+  go.offset = 10;
+  go.length = 10;
+  OK(hipobj_s3_get(cli, T_BUCKET, "m", &dst, &go, &r, err));
+  cr_expect_eq(r.last_modified, info.last_modified);
+  cr_expect_eq(r.object_size, n, "a ranged GET learns the size");
+  free(data);
+}
