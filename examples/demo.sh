@@ -70,7 +70,7 @@ echo "== verified: sha256 $a"
 python3 - "$work/up.json" "$work/down.json" <<'PY'
 import json, sys
 up, down = (json.load(open(p)) for p in sys.argv[1:3])
-print(f"summary: {up['bytes']} bytes; upload {up['MBps']:.1f} MB/s in "
-      f"{up['parts']} parts, download {down['MBps']:.1f} MB/s, "
+print(f"summary: {up['bytes']} bytes; upload {up['MiBps']:.1f} MiB/s in "
+      f"{up['parts']} parts, download {down['MiBps']:.1f} MiB/s, "
       f"data path {down['data_path']}, retries {up['retries'] + down['retries']}")
 PY

@@ -1,14 +1,15 @@
-/* hipobj_cmds.c - the small commands of the `hipobj` tool: ls, rm, mb, rb
- * and stat. Each checks its arguments, connects, makes its call(s) and
- * prints either text (like `aws s3`, through cli_print: a key's control
- * characters are shown as \xNN) or one JSON object per item. */
+/* hipobj_cmds.c - the small commands of the `hipobj` tool: ls (buckets,
+ * or the keys under a prefix), rm, mb, rb and stat. Each checks its
+ * arguments, connects, makes its call(s) and prints either text (like
+ * `aws s3`, through cli_print: a key's control characters are shown as
+ * \xNN) or one JSON object per item. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hipobj_cli.h"
+#include "hipobj_xfer.h"
 
 /* Parses the single s3:// argument of a command. want_key: 1 = a key is
  * required, 0 = a key is not allowed, -1 = optional. */
@@ -47,8 +48,20 @@ static const char *shown_name(const struct cli *c, const char *prefix,
   return name + dirlen;
 }
 
+/* A size as ls shows it: bytes, or with --human-readable "1.5 MiB". */
+static void fmt_size(const struct cli *c, uint64_t n, char *buf, size_t len) {
+  if (c->human)
+    fmt_bytes(n, buf, len);
+  else
+    snprintf(buf, len, "%" PRIu64, n);
+}
+
+struct totals {
+  uint64_t objects, bytes;
+};
+
 static void print_page(const struct cli *c, const struct hipobj_list_page *pg,
-                       const char *prefix, size_t dirlen) {
+                       const char *prefix, size_t dirlen, struct totals *t) {
   size_t np = hipobj_list_page_prefix_count(pg);
   for (size_t i = 0; i < np; i++) {
     const char *p = hipobj_list_page_prefix(pg, i);
@@ -65,7 +78,9 @@ static void print_page(const struct cli *c, const struct hipobj_list_page *pg,
     const char *key = hipobj_list_page_key(pg, i);
     uint64_t size = hipobj_list_page_size(pg, i);
     int64_t mtime = hipobj_list_page_mtime(pg, i);
-    char when[64];
+    char when[64], sz[32];
+    t->objects++;
+    t->bytes += size;
     if (c->json) {
       fmt_iso_time(mtime, when, sizeof when);
       json_begin(stdout, "ls");
@@ -76,10 +91,54 @@ static void print_page(const struct cli *c, const struct hipobj_list_page *pg,
       json_end(stdout);
     } else {
       fmt_local_time(mtime, when, sizeof when);
-      cli_print(stdout, "%s %10" PRIu64 " %s\n", when, size,
+      fmt_size(c, size, sz, sizeof sz);
+      cli_print(stdout, "%s %10s %s\n", when, sz,
                 shown_name(c, prefix, dirlen, key));
     }
   }
+}
+
+static void print_summary(const struct cli *c, const struct totals *t) {
+  if (!c->summarize)
+    return;
+  if (c->json) {
+    json_begin(stdout, "ls");
+    json_str(stdout, "summary", "true");
+    json_u64(stdout, "objects", t->objects);
+    json_u64(stdout, "bytes", t->bytes);
+    json_end(stdout);
+    return;
+  }
+  char sz[32];
+  fmt_size(c, t->bytes, sz, sizeof sz);
+  printf("\nTotal Objects: %" PRIu64 "\n   Total Size: %s\n", t->objects, sz);
+}
+
+/* ls without a bucket: the account's buckets. */
+static int ls_buckets(struct cli *c) {
+  int rc = cli_connect(c);
+  if (rc)
+    return rc;
+  struct hipobj_bucket_list *l = NULL;
+  if (hipobj_s3_list_buckets(c->client, &l, c->err) != HIPOBJ_OK)
+    return report_lib(c, "ListBuckets", c->err);
+  for (size_t i = 0; i < hipobj_bucket_list_count(l); i++) {
+    const char *name = hipobj_bucket_list_name(l, i);
+    int64_t t = hipobj_bucket_list_ctime(l, i);
+    char when[64];
+    if (c->json) {
+      fmt_iso_time(t, when, sizeof when);
+      json_begin(stdout, "ls");
+      json_str(stdout, "bucket", name);
+      json_str(stdout, "created", t ? when : "");
+      json_end(stdout);
+    } else {
+      fmt_local_time(t, when, sizeof when);
+      cli_print(stdout, "%s %s\n", when, name);
+    }
+  }
+  hipobj_bucket_list_free(l);
+  return 0;
 }
 
 /* The continuation tokens a listing has followed: a server that sends one
@@ -144,6 +203,12 @@ static void short_token(const char *t, char out[48]) {
 }
 
 int cmd_ls(struct cli *c, int argc, char **argv) {
+  if (argc == 0 || (argc == 1 && !strcmp(argv[0], "s3://"))) {
+    if (c->recursive || c->summarize || c->human)
+      return report_usage("--recursive, --summarize and --human-readable "
+                          "list the keys of a bucket (ls s3://bucket)");
+    return ls_buckets(c);
+  }
   struct location loc;
   int rc = one_s3_arg("ls", argc, argv, -1, &loc);
   if (rc)
@@ -161,6 +226,7 @@ int cmd_ls(struct cli *c, int argc, char **argv) {
   opts.delimiter = c->recursive ? NULL : "/";
   char *token = NULL;
   struct token_set seen = {NULL, 0, 0};
+  struct totals totals = {0, 0};
   for (size_t page = 1;; page++) {
     struct hipobj_list_page *pg = NULL;
     opts.continuation_token = token;
@@ -169,7 +235,7 @@ int cmd_ls(struct cli *c, int argc, char **argv) {
       rc = report_lib(c, loc.arg, c->err);
       break;
     }
-    print_page(c, pg, loc.key, dirlen);
+    print_page(c, pg, loc.key, dirlen, &totals);
     const char *next = hipobj_list_page_next_token(pg);
     free(token);
     token = next ? strdup(next) : NULL;
@@ -196,6 +262,8 @@ int cmd_ls(struct cli *c, int argc, char **argv) {
     if (!token)
       break;
   }
+  if (rc == 0)
+    print_summary(c, &totals);
   free(token);
   token_set_free(&seen);
   loc_free(&loc);
@@ -219,14 +287,25 @@ static int simple_done(const struct cli *c, const char *op, const char *verb,
 
 int cmd_rm(struct cli *c, int argc, char **argv) {
   struct location loc;
-  int rc = one_s3_arg("rm", argc, argv, 1, &loc);
+  int rc = one_s3_arg("rm", argc, argv, c->recursive ? -1 : 1, &loc);
   if (rc)
     return rc;
   if ((rc = cli_connect(c)) != 0) {
     loc_free(&loc);
     return rc;
   }
+  if (c->recursive) {
+    rc = rm_tree(c, &loc);
+    loc_free(&loc);
+    return rc;
+  }
   double start = now_seconds();
+  if (c->dryrun) {
+    struct cp_stats s = {.start = start};
+    print_result(c, "rm", "delete", loc.arg, NULL, &s, 0);
+    loc_free(&loc);
+    return 0;
+  }
   if (hipobj_s3_delete(c->client, loc.bucket, loc.key, c->err) != HIPOBJ_OK)
     rc = report_lib(c, loc.arg, c->err);
   else
@@ -296,13 +375,12 @@ int cmd_stat(struct cli *c, int argc, char **argv) {
       fmt_local_time(info.last_modified, when, sizeof when);
     else
       snprintf(when, sizeof when, "%s", "unknown");
-    cli_print(stdout,
-              "Name:          %s\n"
-              "Size:          %" PRIu64 "\n"
-              "ETag:          %s\n"
-              "Last modified: %s\n"
-              "Content type:  %s\n",
-              loc.arg, info.size, info.etag, when,
+    /* One cli_print per line: it escapes every newline but a last. */
+    cli_print(stdout, "Name:          %s\n", loc.arg);
+    cli_print(stdout, "Size:          %" PRIu64 "\n", info.size);
+    cli_print(stdout, "ETag:          %s\n", info.etag);
+    cli_print(stdout, "Last modified: %s\n", when);
+    cli_print(stdout, "Content type:  %s\n",
               *info.content_type ? info.content_type : "-");
   }
   loc_free(&loc);

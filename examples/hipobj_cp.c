@@ -1,138 +1,150 @@
-/* hipobj_cp.c - `hipobj cp SRC DST`: uploads and downloads between S3 and
- * local files or stdin/stdout.
+/* hipobj_cp.c - `hipobj cp SRC DST` and `hipobj mv SRC DST` for one
+ * object, and the file transfers the many-files commands are made of.
  *
  * - file -> S3: the open file is handed to hipobj_s3_put as file memory
  *   (hipobj_mem_file), which the library reads with pread through its
- *   bounded staging pool: memory use does not grow with the file, and
- *   nothing is mapped.
- * - S3 -> file: the object is fetched as file memory into a temp file in
- *   the destination's directory (pwrite, parallel ranged GETs), which is
- *   renamed into place only once complete: a failed download never leaves
- *   a partial file under the final name, and a full disk is an error
- *   ("pwrite: No space left on device"), not a SIGBUS.
- * - S3 -> stdout (or a pipe/device): ranged chunks through one buffer.
- * - stdin (or a pipe) -> S3: one PUT when the input fits one chunk, else the
- *   step-by-step multipart API, aborted on any failure.
- * Downloads pin the ETag read by HEAD with If-Match, so an object replaced
- * mid-transfer fails the copy instead of mixing two versions.
- * Interrupted (SIGINT, SIGTERM) during a transfer, cp cancels it through
- * the library (hipobj_wait.c): a multipart upload is aborted (or, with
- * --keep-failed-upload, kept and its id printed), a download's temp file
- * removed, and the exit status is 128 + the signal.
- * With --gpu the data passes through the memory of one GPU: downloads land
- * in GPU memory and are copied out to the file, uploads are copied from the
- * file into GPU memory first (both through one chunk-sized host buffer), so the
- * library's GPU paths can be checked end to end with ordinary files. */
+ *   bounded staging pool: memory use does not grow with the file.
+ * - S3 -> file: no HEAD. A first ranged GET brings the first chunk and,
+ *   in its Content-Range, the object's size and ETag (and Last-Modified);
+ *   the space is reserved, and the rest comes as file memory (parallel
+ *   ranged GETs pinned to that ETag with If-Match, so an object replaced
+ *   mid-transfer fails the copy instead of mixing two versions) into a
+ *   temp file in the destination's directory, renamed into place only
+ *   once complete: a failed download never leaves a partial file under
+ *   the final name, and a full disk is an error, not a SIGBUS.
+ * - S3 -> S3: a server-side copy (hipobj_s3_copy: CopyObject, or
+ *   UploadPartCopy parts above 5 GiB); no byte passes through here.
+ * stdin/stdout and --gpu are in hipobj_stream.c; --recursive goes to the
+ * many-files engine (hipobj_sync.c, hipobj_batch.c). Interrupted (SIGINT,
+ * SIGTERM), a transfer is cancelled through the library (hipobj_wait.c):
+ * a multipart upload is aborted (or, with --keep-failed-upload, kept and
+ * its id printed), a download's temp file removed, and the exit status
+ * is 128 + the signal. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hipobj_cli.h"
+#include "hipobj_xfer.h"
 
-#define DEFAULT_CHUNK                                                          \
-  ((uint64_t)8 << 20)    /* the library's default part size                    \
-                          */
-#define MAX_PARTS 10000u /* S3's limit per multipart upload */
-
-/* What one copy did, for the summary and --json. */
-struct cp_stats {
-  const char *src; /* display names */
-  const char *dst;
-  uint64_t bytes;
-  unsigned retries;
-  unsigned parts;
-  enum hipobj_data_path path;
-  double start;
-};
-
-static void stats_add(struct cp_stats *s, const struct hipobj_xfer_result *r) {
+void stats_add(struct cp_stats *s, const struct hipobj_xfer_result *r) {
   s->retries += r->retries;
   s->parts += r->parts;
   if (r->path != HIPOBJ_PATH_NONE)
     s->path = r->path;
 }
 
-static uint64_t chunk_size(const struct cli *c) {
-  return c->part_size ? c->part_size : DEFAULT_CHUNK;
+/* ---- failures ------------------------------------------------------------ */
+
+static void set_subject(struct xctx *x, const char *subject) {
+  snprintf(x->subject, sizeof x->subject, "%s", subject ? subject : "");
 }
 
-/* Ends a successful copy: summary on the terminal, JSON or an aws-style
- * "upload: a to b" line. With object data on stdout, JSON goes to stderr
- * and the text line is left out. */
-static int cp_done(const struct cli *c, struct progress *p, const char *verb,
-                   const struct cp_stats *s, int data_on_stdout) {
+int xfail_lib(struct xctx *x, const char *subject) {
+  x->kind = XF_LIB;
+  set_subject(x, subject);
+  return exit_status_of(x->err);
+}
+
+int xfail_errno(struct xctx *x, const char *subject, int e) {
+  x->kind = XF_ERRNO;
+  x->e = e;
+  set_subject(x, subject);
+  return CLI_EXIT_FAIL;
+}
+
+int xfail_msg(struct xctx *x, const char *subject, const char *fmt, ...) {
+  x->kind = XF_MSG;
+  set_subject(x, subject);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(x->msg, sizeof x->msg, fmt, ap);
+  va_end(ap);
+  return CLI_EXIT_FAIL;
+}
+
+int xctx_report(struct xctx *x) {
+  char kept[HIPOBJ_UPLOAD_ID_MAX + 128] = "";
+  if (x->kind == XF_PIPE)
+    return CLI_EXIT_PIPE;
+  if (x->kept_upload[0] && x->abort_failed)
+    /* Say so: the parts keep costing storage until aborted. */
+    snprintf(kept, sizeof kept,
+             "; multipart upload %s could not be aborted ('hipobj mpu "
+             "abort')",
+             x->kept_upload);
+  else if (x->kept_upload[0])
+    snprintf(kept, sizeof kept,
+             "; multipart upload %s was kept (--keep-failed-upload): "
+             "resume or abort it ('hipobj mpu abort')",
+             x->kept_upload);
+  int interrupted =
+      cli_interrupted &&
+      (x->kind != XF_LIB || hipobj_error_status(x->err) == HIPOBJ_E_CANCELLED ||
+       (x->kind == XF_ERRNO && x->e == EINTR));
+  if (interrupted) {
+    report_msg(x->subject, "interrupted%s", kept);
+    return CLI_EXIT_INTERRUPTED;
+  }
+  switch (x->kind) {
+  case XF_LIB:
+    if (kept[0] || hipobj_error_status(x->err) == HIPOBJ_E_PRECONDITION) {
+      char cause[1400];
+      describe_error(x->c, x->err, cause, sizeof cause);
+      return report_msg(x->subject, "%s%s%s", cause,
+                        hipobj_error_status(x->err) == HIPOBJ_E_PRECONDITION
+                            ? " (the object changed during the copy)"
+                            : "",
+                        kept);
+    }
+    return report_lib(x->c, x->subject, x->err);
+  case XF_ERRNO:
+    return report_errno(x->subject, x->e);
+  case XF_MSG:
+    return report_msg(x->subject, "%s%s", x->msg, kept);
+  default:
+    return report_msg(x->subject, "failed");
+  }
+}
+
+void print_result(const struct cli *c, const char *op, const char *verb,
+                  const char *src, const char *dst, const struct cp_stats *s,
+                  int data_on_stdout) {
   double secs = now_seconds() - s->start;
-  progress_end(p, 1, s->bytes, secs);
+  out_lock();
+  progress_clear_locked();
   if (c->json) {
     FILE *f = data_on_stdout ? stderr : stdout;
-    json_begin(f, "cp");
-    json_str(f, "src", s->src);
-    json_str(f, "dst", s->dst);
+    json_begin(f, op);
+    json_str(f, "action", verb);
+    json_str(f, "src", src);
+    if (dst)
+      json_str(f, "dst", dst);
     json_u64(f, "bytes", s->bytes);
     json_double(f, "seconds", secs, 3);
-    json_double(f, "MBps", secs > 0 ? (double)s->bytes / secs / 1e6 : 0, 2);
+    json_double(f, "MiBps", secs > 0 ? (double)s->bytes / secs / CLI_MIB : 0,
+                2);
     json_u64(f, "retries", s->retries);
     json_u64(f, "parts", s->parts);
     json_str(f, "data_path", hipobj_data_path_name(s->path));
+    if (c->dryrun)
+      json_str(f, "dryrun", "true");
     json_end(f);
   } else if (!c->quiet && !data_on_stdout) {
-    cli_print(stdout, "%s: %s to %s\n", verb, s->src, s->dst);
+    if (dst)
+      cli_print(stdout, "%s%s: %s to %s\n", c->dryrun ? "(dryrun) " : "", verb,
+                src, dst);
+    else
+      cli_print(stdout, "%s%s: %s\n", c->dryrun ? "(dryrun) " : "", verb, src);
+    fflush(stdout);
   }
-  return 0;
-}
-
-/* What to say of a multipart upload kept on failure (upload_id "" when
- * none was kept). */
-static void kept_text(const char *upload_id, char *out, size_t cap) {
-  out[0] = '\0';
-  if (upload_id && *upload_id)
-    snprintf(out, cap,
-             "; multipart upload %s was kept (--keep-failed-upload): "
-             "resume or abort it",
-             upload_id);
-}
-
-/* Ends a failed copy: erase the display, then the one error line. An
- * interrupted copy says so and ends with 128 + the signal. */
-static int cp_fail_lib(const struct cli *c, struct progress *p,
-                       const char *subject, const char *upload_id) {
-  progress_end(p, 0, 0, 0);
-  char cause[1400], kept[200];
-  kept_text(upload_id, kept, sizeof kept);
-  if (cli_interrupted) {
-    report_msg(subject, "interrupted%s", kept);
-    return CLI_EXIT_INTERRUPTED;
-  }
-  describe_error(c, c->err, cause, sizeof cause);
-  if (hipobj_error_status(c->err) == HIPOBJ_E_PRECONDITION)
-    return report_msg(subject, "%s (the object changed during the copy)%s",
-                      cause, kept);
-  return report_msg(subject, "%s%s", cause, kept);
-}
-
-static int cp_fail_errno(struct progress *p, const char *subject, int e) {
-  progress_end(p, 0, 0, 0);
-  if (e == EINTR && cli_interrupted) {
-    report_msg(subject, "interrupted");
-    return CLI_EXIT_INTERRUPTED;
-  }
-  return report_errno(subject, e);
-}
-
-/* The last path component ("c" of "a/b/c"); "" when path ends in '/'. */
-static const char *last_component(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
-}
-
-static int ends_with_slash(const char *s) {
-  size_t n = strlen(s);
-  return n > 0 && s[n - 1] == '/';
+  progress_redraw_locked();
+  out_unlock();
 }
 
 /* A Content-Type from the file name for the common cases, so that objects
@@ -162,587 +174,406 @@ static const char *guess_content_type(const char *path) {
   return NULL;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n) {
-  while (n > 0) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0) {
-      if (errno == EINTR && !cli_interrupted)
-        continue;
-      return -1;
-    }
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-/* ---- --gpu: the data passes through GPU memory -------------------------- */
-
-/* n bytes on the --gpu device (none without --gpu). Returns 0 or a status
- * with the cause in c->err. */
-static int gpu_buffer(struct cli *c, size_t n, struct hipobj_mem *dev) {
-  *dev = (struct hipobj_mem)HIPOBJ_MEM_INIT;
-  if (!c->use_gpu)
-    return HIPOBJ_OK;
-  return hipobj_gpu_alloc(c->gpu_kind, c->gpu_device, n, dev, c->err);
-}
-
-/* Copies n bytes between host memory and the start of a GPU buffer. */
-static int gpu_move(struct cli *c, const struct hipobj_mem *dev, void *host,
-                    size_t n, int to_gpu) {
-  struct hipobj_mem h = hipobj_mem_host(host, n);
-  struct hipobj_mem d = *dev;
-  d.len = n;
-  return to_gpu ? hipobj_gpu_copy(&d, &h, c->err)
-                : hipobj_gpu_copy(&h, &d, c->err);
-}
-
-/* Moves size bytes between the file fd (from offset 0) and the start of a
- * GPU buffer through one host buffer of at most a chunk. Returns 0, or a
- * status with the cause in c->err, or -1 with errno for the file. */
-static int gpu_file_move(struct cli *c, const struct hipobj_mem *dev, int fd,
-                         uint64_t size, int to_gpu) {
-  size_t cap = (size_t)(size < chunk_size(c) ? size : chunk_size(c));
-  unsigned char *buf = cap ? malloc(cap) : NULL;
-  if (cap && !buf) {
-    errno = ENOMEM;
-    return -1;
-  }
-  int rc = 0;
-  for (uint64_t off = 0; off < size && rc == 0;) {
-    size_t n = (size_t)(size - off < cap ? size - off : cap);
-    struct hipobj_mem d = *dev;
-    d.ptr = (char *)dev->ptr + off;
-    d.len = n;
-    if (to_gpu) {
-      ssize_t k = pread(fd, buf, n, (off_t)off);
-      if (k >= 0 && (size_t)k != n)
-        errno = EIO; /* the file shrank under us */
-      if (k < 0 || (size_t)k != n)
-        rc = -1;
-      else
-        rc = gpu_move(c, &d, buf, n, 1);
-    } else {
-      rc = gpu_move(c, &d, buf, n, 0);
-      if (rc == 0 && write_all(fd, buf, n) != 0)
-        rc = -1;
-    }
-    off += n;
-  }
-  int e = errno;
-  free(buf);
-  errno = e;
-  return rc;
-}
-
-/* ---- stream upload (stdin, pipes) --------------------------------------- */
-
-/* Reads the input chunk by chunk. After a full chunk it reads one byte
- * ahead, so the caller knows whether that chunk was the last one: input
- * that fits one chunk becomes a single PUT, and a multipart upload never
- * ends with an empty part. */
-struct reader {
-  int fd;
-  int peeked;
-  unsigned char peek;
-  int eof;
-};
-
-static int read_some(struct reader *r, void *buf, size_t cap, size_t *got) {
-  for (;;) {
-    ssize_t k = read(r->fd, buf, cap);
-    if (k >= 0) {
-      *got = (size_t)k;
-      return 0;
-    }
-    if (errno != EINTR || cli_interrupted)
-      return -1;
-  }
-}
-
-static int fill(struct reader *r, unsigned char *buf, size_t cap, size_t *out) {
-  size_t n = 0, got;
-  if (r->peeked) {
-    buf[n++] = r->peek;
-    r->peeked = 0;
-  }
-  while (n < cap) {
-    if (read_some(r, buf + n, cap - n, &got) != 0)
-      return -1;
-    if (got == 0) {
-      r->eof = 1;
-      *out = n;
-      return 0;
-    }
-    n += got;
-  }
-  if (read_some(r, &r->peek, 1, &got) != 0)
-    return -1;
-  if (got == 1)
-    r->peeked = 1;
-  else
-    r->eof = 1;
-  *out = n;
-  return 0;
-}
-
-static int upload_stream(struct cli *c, int fd, const char *src_arg,
-                         const char *bucket, const char *key, const char *url) {
-  const char *src_name = strcmp(src_arg, "-") ? src_arg : "stdin";
-  uint64_t chunk64 = chunk_size(c);
-  if (chunk64 > SIZE_MAX / 2)
-    return report_msg(src_name, "--part-size too large for memory");
-  size_t chunk = (size_t)chunk64;
-  unsigned char *buf = malloc(chunk);
-  if (!buf)
-    return report_msg(src_name,
-                      "cannot allocate a %zu-byte buffer "
-                      "(see --part-size)",
-                      chunk);
-  struct hipobj_mem dev = HIPOBJ_MEM_INIT;
-  if (gpu_buffer(c, chunk, &dev) != HIPOBJ_OK) {
-    free(buf);
-    return report_lib(c, "--gpu", c->err);
-  }
-
-  struct cp_stats s = {.src = src_arg, .dst = url, .start = now_seconds()};
-  struct progress p;
-  progress_begin(&p, c, url, 0);
-  /* From here a first Ctrl-C only flags: the loop aborts the upload. */
-  signals_set_soft(1);
-
-  struct reader r = {.fd = fd};
-  struct hipobj_mpu *mpu = NULL;
-  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  struct hipobj_mem mem = HIPOBJ_MEM_INIT;
-  char cause[1400] = "";
-  const char *subject = url;
-  int rc = CLI_EXIT_FAIL;
-  size_t n = 0;
-
-  if (fill(&r, buf, chunk, &n) != 0)
-    goto read_failed;
-  if (r.eof) {
-    struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
-    po.content_type = c->content_type;
-    mem = hipobj_mem_host(n ? buf : NULL, n);
-    if (c->use_gpu) {
-      if (gpu_move(c, &dev, buf, n, 1) != HIPOBJ_OK)
-        goto lib_failed;
-      mem = dev;
-      mem.len = n;
-    }
-    int st = hipobj_s3_put(c->client, bucket, key, &mem, &po, &res, c->err);
-    stats_add(&s, &res);
-    if (st != HIPOBJ_OK)
-      goto lib_failed;
-    s.bytes = n;
-    goto done;
-  }
-
-  if (hipobj_mpu_create(c->client, bucket, key, c->content_type, &mpu,
-                        c->err) != HIPOBJ_OK)
-    goto lib_failed;
-  for (unsigned part = 1;; part++) {
-    if (part > MAX_PARTS) {
-      char sz[32];
-      fmt_bytes(chunk, sz, sizeof sz);
-      snprintf(cause, sizeof cause,
-               "input needs more than %u parts of %s; use a larger "
-               "--part-size",
-               MAX_PARTS, sz);
-      subject = src_name;
-      goto failed;
-    }
-    res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
-    mem = hipobj_mem_host(buf, n);
-    if (c->use_gpu) {
-      if (gpu_move(c, &dev, buf, n, 1) != HIPOBJ_OK)
-        goto lib_failed;
-      mem = dev;
-      mem.len = n;
-    }
-    int st = hipobj_mpu_upload_part(mpu, part, &mem, &res, c->err);
-    stats_add(&s, &res);
-    if (st != HIPOBJ_OK)
-      goto lib_failed;
-    s.bytes += n;
-    s.parts = part;
-    progress_add(&p, n);
-    if (cli_interrupted) {
-      errno = EINTR;
-      goto read_failed;
-    }
-    if (r.eof)
-      break;
-    if (fill(&r, buf, chunk, &n) != 0)
-      goto read_failed;
-    if (n == 0) /* cannot happen after a successful peek; be safe */
-      break;
-  }
-  res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
-  if (hipobj_mpu_complete(mpu, &res, c->err) != HIPOBJ_OK)
-    goto lib_failed;
-  s.retries += res.retries;
-  if (res.path != HIPOBJ_PATH_NONE)
-    s.path = res.path;
-  if (s.path == HIPOBJ_PATH_NONE)
-    s.path = HIPOBJ_PATH_HTTP;
-
-done:
-  signals_set_soft(0);
-  hipobj_mpu_free(mpu);
-  hipobj_gpu_free(&dev);
-  free(buf);
-  return cp_done(c, &p, "upload", &s, 0);
-
-read_failed:
-  if (errno == EINTR && cli_interrupted) {
-    snprintf(cause, sizeof cause, "interrupted");
-    rc = CLI_EXIT_INTERRUPTED;
-  } else {
-    snprintf(cause, sizeof cause, "%s", strerror(errno));
-    subject = src_name;
-  }
-  goto failed;
-lib_failed:
-  describe_error(c, c->err, cause, sizeof cause);
-failed:
-  signals_set_soft(0);
-  progress_end(&p, 0, 0, 0);
-  char kept[200];
-  kept_text(mpu && c->keep_failed_upload ? hipobj_mpu_upload_id(mpu) : NULL,
-            kept, sizeof kept);
-  if (kept[0]) {
-    report_msg(subject, "%s%s", cause, kept);
-  } else if (mpu && hipobj_mpu_abort(mpu, NULL) != HIPOBJ_OK) {
-    /* Say so: the parts keep costing storage until aborted. */
-    report_msg(subject, "%s; multipart upload %s could not be aborted", cause,
-               hipobj_mpu_upload_id(mpu));
-  } else {
-    report_msg(subject, "%s", cause);
-  }
-  hipobj_mpu_free(mpu);
-  hipobj_gpu_free(&dev);
-  free(buf);
-  return rc;
-}
-
 /* ---- file upload (file memory) ------------------------------------------ */
 
-static int upload_file(struct cli *c, const struct location *src,
-                       const struct location *dst) {
-  int fd = open(src->arg, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return report_errno(src->arg, errno);
+int upload_file(struct xctx *x, const char *path, const char *bucket,
+                const char *key, struct cp_stats *s) {
+  struct cli *c = x->c;
+  char *url = s3_url(bucket, key);
+  if (!url)
+    return xfail_errno(x, path, ENOMEM);
+  int rc = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
+  if (fd < 0) {
+    rc = xfail_errno(x, path, errno);
+    goto out;
+  }
   int e = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
   if (e) {
-    close(fd);
-    return report_errno(src->arg, e);
-  }
-  /* "s3://b/" or "s3://b/dir/": the key takes the file's name. */
-  char *key = NULL;
-  if (!*dst->key || ends_with_slash(dst->key)) {
-    if (asprintf(&key, "%s%s", dst->key, last_component(src->arg)) < 0)
-      key = NULL;
-  } else {
-    key = strdup(dst->key);
-  }
-  char *url = key ? s3_url(dst->bucket, key) : NULL;
-  int rc;
-  if (!key || !url) {
-    rc = report_errno(src->arg, ENOMEM);
+    rc = xfail_errno(x, path, e);
     goto out;
   }
   if (!S_ISREG(st.st_mode)) { /* a pipe or device: no pread */
-    rc = upload_stream(c, fd, src->arg, dst->bucket, key, url);
+    rc = upload_stream(x, fd, path, bucket, key, s);
     goto out;
   }
-
   uint64_t size = (uint64_t)st.st_size;
   if (size > SIZE_MAX) {
-    rc = report_errno(src->arg, EFBIG);
+    rc = xfail_errno(x, path, EFBIG);
     goto out;
   }
+  if (!x->many)
+    progress_set_total(x->p, size);
   struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
   po.content_type =
-      c->content_type ? c->content_type : guess_content_type(src->arg);
+      c->content_type ? c->content_type : guess_content_type(path);
   po.keep_failed_upload = c->keep_failed_upload;
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   /* The library reads the file itself, in staging-pool chunks. */
   struct hipobj_mem mem = hipobj_mem_file(fd, 0, (size_t)size);
   struct hipobj_mem dev = HIPOBJ_MEM_INIT;
-  int gst = gpu_buffer(c, (size_t)size, &dev);
+  int gst = gpu_buffer(c, (size_t)size, &dev, x->err);
   if (gst == HIPOBJ_OK && c->use_gpu &&
-      (gst = gpu_file_move(c, &dev, fd, size, 1)) < 0) {
-    rc = report_errno(src->arg, errno);
+      (gst = gpu_file_move(c, &dev, fd, size, 1, x->err)) < 0) {
+    rc = xfail_errno(x, path, errno);
     hipobj_gpu_free(&dev);
     goto out;
   }
   if (gst != HIPOBJ_OK) {
-    rc = report_lib(c, src->arg, c->err);
+    rc = xfail_lib(x, "--gpu");
     hipobj_gpu_free(&dev);
     goto out;
   }
   if (c->use_gpu)
     mem = dev; /* the upload reads GPU memory */
-  struct cp_stats s = {.src = src->arg, .dst = url, .start = now_seconds()};
-  struct progress p;
-  progress_begin(&p, c, url, size);
-  int status = xfer_put(c, &p, dst->bucket, key, &mem, &po, &res);
+  int status = xfer_put(c, x->p, bucket, key, &mem, &po, &res, x->err);
   hipobj_gpu_free(&dev);
-  stats_add(&s, &res);
+  stats_add(s, &res);
   if (status != HIPOBJ_OK) {
-    rc = cp_fail_lib(c, &p, url, res.upload_id);
+    snprintf(x->kept_upload, sizeof x->kept_upload, "%s", res.upload_id);
+    rc = xfail_lib(x, url);
     goto out;
   }
-  s.bytes = size;
-  rc = cp_done(c, &p, "upload", &s, 0);
+  s->bytes += size;
 out:
+  if (fd >= 0)
+    close(fd);
   free(url);
-  free(key);
-  close(fd);
   return rc;
 }
 
-/* ---- stream download (stdout, pipes, devices) --------------------------- */
+/* ---- file download ------------------------------------------------------- */
 
-static int download_stream(struct cli *c, const struct location *src, int fd,
-                           const char *dst_name, int data_on_stdout) {
-  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
-  int rc = cli_head(c, src, &info);
-  if (rc)
-    return rc;
+/* Creates the directories above path (mkdir -p of its dirname). 0 or an
+ * errno. */
+static int make_parents(const char *path) {
+  char *d = strdup(path);
+  if (!d)
+    return ENOMEM;
+  int rc = 0;
+  for (char *s = strchr(d + 1, '/'); s && !rc; s = strchr(s + 1, '/')) {
+    *s = '\0';
+    if (mkdir(d, 0777) != 0 && errno != EEXIST)
+      rc = errno;
+    *s = '/';
+  }
+  free(d);
+  return rc;
+}
+
+/* Fills fd with the object, or with --range that range, no HEAD: the
+ * first ranged GET (into a host buffer) learns the size, ETag and
+ * Last-Modified; the rest lands in the file at its offsets. */
+static int fetch_into(struct xctx *x, const char *bucket, const char *key,
+                      const char *src_name, int fd, const char *tmp,
+                      int64_t *mtime, struct cp_stats *s) {
+  struct cli *c = x->c;
+  uint64_t off = c->has_range ? c->range_off : 0;
   uint64_t chunk = chunk_size(c);
-  if (chunk > SIZE_MAX / 2)
-    return report_msg(src->arg, "--part-size too large for memory");
-  size_t cap = (size_t)(info.size < chunk ? info.size : chunk);
-  unsigned char *buf = NULL;
-  if (cap > 0 && !(buf = malloc(cap)))
-    return report_msg(src->arg,
-                      "cannot allocate a %zu-byte buffer "
-                      "(see --part-size)",
-                      cap);
-  struct hipobj_mem dev = HIPOBJ_MEM_INIT;
-  if (gpu_buffer(c, cap, &dev) != HIPOBJ_OK) {
-    free(buf);
-    return report_lib(c, "--gpu", c->err);
+  if (c->has_range && c->range_len && c->range_len < chunk)
+    chunk = c->range_len;
+  unsigned char *buf = malloc(chunk);
+  if (!buf)
+    return xfail_msg(x, src_name,
+                     "cannot allocate a %" PRIu64 "-byte buffer (see "
+                     "--part-size)",
+                     chunk);
+  struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
+  go.has_range = 1;
+  go.offset = off;
+  go.length = chunk;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  struct hipobj_mem mem = hipobj_mem_host(buf, chunk);
+  int st = xfer_get(c, x->p, bucket, key, &mem, &go, &res, x->err);
+  stats_add(s, &res);
+  int rc = 0;
+  if (st == HIPOBJ_E_INVALID_RANGE && !c->has_range) {
+    /* S3 answers 416 to any range of an empty object: ask for it whole,
+     * into a buffer that holds nothing more. */
+    go = (struct hipobj_get_opts)HIPOBJ_GET_OPTS_INIT;
+    mem = hipobj_mem_host(buf, 1);
+    res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
+    st = xfer_get(c, x->p, bucket, key, &mem, &go, &res, x->err);
+    stats_add(s, &res);
+    if (st == HIPOBJ_OK && res.bytes != 0)
+      st = HIPOBJ_E_BUFFER_TOO_SMALL; /* it grew meanwhile: say so */
+    res.object_size = res.bytes;
   }
-
-  struct cp_stats s = {.src = src->arg,
-                       .dst = data_on_stdout ? "-" : dst_name,
-                       .start = now_seconds()};
-  struct progress p;
-  progress_begin(&p, c, src->arg, info.size);
-  rc = 0;
-  unsigned chunks = 0;
-  for (uint64_t off = 0; off < info.size;) {
-    size_t n = (size_t)(info.size - off < cap ? info.size - off : cap);
-    struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
+  if (st != HIPOBJ_OK) {
+    cli_explain(c, bucket, key, x->err);
+    rc = xfail_lib(x, src_name);
+    goto out;
+  }
+  uint64_t total = res.object_size;
+  uint64_t end = c->has_range && c->range_len && off + c->range_len < total
+                     ? off + c->range_len
+                     : total;
+  uint64_t first = res.bytes;
+  if (end < off || first > end - off || end - off > SIZE_MAX) {
+    rc = xfail_msg(x, src_name, "the server's answer does not fit the range");
+    goto out;
+  }
+  size_t want = (size_t)(end - off);
+  if (!x->many)
+    progress_set_total(x->p, want);
+  int err = want > 0 ? reserve_space(fd, want) : 0;
+  if (err == 0 && first > 0 &&
+      pwrite(fd, buf, (size_t)first, 0) != (ssize_t)first)
+    err = errno ? errno : EIO;
+  if (err != 0) {
+    rc = xfail_errno(x, tmp, err);
+    goto out;
+  }
+  if (first < want) {
+    go = (struct hipobj_get_opts)HIPOBJ_GET_OPTS_INIT;
     go.has_range = 1;
-    go.offset = off;
-    go.length = n;
-    go.if_match = info.etag;
-    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-    struct hipobj_mem mem = hipobj_mem_host(buf, n);
-    if (c->use_gpu) {
-      mem = dev;
-      mem.len = n;
-    }
-    int st = hipobj_s3_get(c->client, src->bucket, src->key, &mem, &go, &res,
-                           c->err);
-    stats_add(&s, &res);
-    if (st == HIPOBJ_OK && c->use_gpu)
-      st = gpu_move(c, &dev, buf, (size_t)res.bytes, 0);
+    go.offset = off + first;
+    go.length = want - first;
+    go.if_match = res.etag; /* the version the first chunk came from */
+    mem = hipobj_mem_file(fd, (size_t)first, want - (size_t)first);
+    struct hipobj_xfer_result more = HIPOBJ_XFER_RESULT_INIT;
+    st = xfer_get(c, x->p, bucket, key, &mem, &go, &more, x->err);
+    stats_add(s, &more);
+    s->parts += more.parts ? 1 : 0;
     if (st != HIPOBJ_OK) {
-      rc = cp_fail_lib(c, &p, src->arg, NULL);
+      rc = xfail_lib(x, src_name);
       goto out;
     }
-    if (res.bytes != n) {
-      progress_end(&p, 0, 0, 0);
-      rc = report_msg(src->arg,
-                      "short read at offset %" PRIu64 ": got %" PRIu64
-                      " of %zu bytes",
-                      off, res.bytes, n);
+    if (more.bytes != want - first) {
+      rc = xfail_msg(x, src_name,
+                     "short read: got %" PRIu64 " of %" PRIu64 " bytes",
+                     first + more.bytes, (uint64_t)want);
       goto out;
     }
-    if (write_all(fd, buf, n) != 0) {
-      int e = errno;
-      if (data_on_stdout && e == EPIPE) {
-        progress_end(&p, 0, 0, 0);
-        rc = report_stdout_error(e);
-      } else {
-        rc = cp_fail_errno(&p, dst_name, e);
-      }
-      goto out;
-    }
-    progress_add(&p, n);
-    off += n;
-    chunks++;
   }
-  s.bytes = info.size;
-  s.parts = chunks > 1 ? chunks : 0;
-  if (s.path == HIPOBJ_PATH_NONE && info.size > 0)
-    s.path = HIPOBJ_PATH_HTTP;
-  rc = cp_done(c, &p, "download", &s, data_on_stdout);
+  s->bytes += want;
+  *mtime = c->has_range ? 0 : res.last_modified;
 out:
-  hipobj_gpu_free(&dev);
   free(buf);
   return rc;
 }
 
-/* ---- file download (file memory into a temp file, rename) --------------- */
-
-/* Fills the temp file with the object (file memory: the library pwrites
- * it). Returns 0 or an exit status after reporting (which also ends the
- * display). */
-static int fetch_into(struct cli *c, const struct location *src, int fd,
-                      const struct hipobj_object_info *info, const char *tmp,
-                      struct progress *p, struct cp_stats *s) {
-  size_t size = (size_t)info->size;
-  int err = size > 0 ? reserve_space(fd, size) : 0;
-  if (err != 0)
-    return cp_fail_errno(p, tmp, err);
-  struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
-  go.if_match = info->etag;
-  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  struct hipobj_mem mem = hipobj_mem_file(fd, 0, size);
-  struct hipobj_mem dev = HIPOBJ_MEM_INIT;
-  int st = gpu_buffer(c, size, &dev);
-  if (c->use_gpu)
-    mem = dev; /* the download lands in GPU memory */
-  if (st == HIPOBJ_OK)
-    st = xfer_get(c, p, src->bucket, src->key, &mem, &go, &res);
-  stats_add(s, &res);
-  int rc = 0;
-  if (st == HIPOBJ_OK && c->use_gpu && res.bytes == info->size &&
-      (st = gpu_file_move(c, &dev, fd, size, 0)) < 0)
-    rc = cp_fail_errno(p, tmp, errno);
-  hipobj_gpu_free(&dev);
-  if (rc != 0) {
-    /* the file write after --gpu failed: reported */
-  } else if (st != HIPOBJ_OK) {
-    rc = cp_fail_lib(c, p, src->arg, NULL);
-  } else if (res.bytes != info->size) {
-    progress_end(p, 0, 0, 0);
-    rc =
-        report_msg(src->arg, "short read: got %" PRIu64 " of %" PRIu64 " bytes",
-                   res.bytes, info->size);
-  }
-  if (rc == 0)
-    s->bytes = info->size;
-  return rc;
-}
-
-static int download_file(struct cli *c, const struct location *src,
-                         const char *dst_arg) {
+int download_file(struct xctx *x, const char *bucket, const char *key,
+                  const char *src_name, const char *path, struct cp_stats *s) {
+  struct cli *c = x->c;
   struct stat st;
-  int exists = stat(dst_arg, &st) == 0;
-  char *path = NULL;
-  /* An existing directory or a trailing '/' takes the key's last part. */
-  if ((exists && S_ISDIR(st.st_mode)) || ends_with_slash(dst_arg)) {
-    if (asprintf(&path, "%s%s%s", dst_arg, ends_with_slash(dst_arg) ? "" : "/",
-                 last_component(src->key)) < 0)
-      path = NULL;
-    exists = path && stat(path, &st) == 0;
-  } else {
-    path = strdup(dst_arg);
-  }
-  if (!path)
-    return report_errno(dst_arg, ENOMEM);
-  int rc;
-  if (exists && S_ISDIR(st.st_mode)) {
-    rc = report_errno(path, EISDIR);
-    free(path);
-    return rc;
-  }
+  int exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode))
+    return xfail_errno(x, path, EISDIR);
   if (exists && !S_ISREG(st.st_mode)) {
     /* A device or FIFO: write into it, no temp file, no rename. */
     int fd = open(path, O_WRONLY | O_CLOEXEC);
-    rc = fd < 0 ? report_errno(path, errno)
-                : download_stream(c, src, fd, path, 0);
-    if (fd >= 0 && close(fd) != 0 && rc == 0)
-      rc = report_errno(path, errno);
-    free(path);
+    if (fd < 0)
+      return xfail_errno(x, path, errno);
+    int rc = download_stream(x, bucket, key, src_name, fd, path, 0, s);
+    if (close(fd) != 0 && rc == 0)
+      rc = xfail_errno(x, path, errno);
     return rc;
   }
-
-  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
-  if ((rc = cli_head(c, src, &info)) != 0) {
-    free(path);
-    return rc;
-  }
-  if (info.size > SIZE_MAX) {
-    rc = report_errno(src->arg, EFBIG);
-    free(path);
-    return rc;
-  }
-
+  int e = make_parents(path);
+  if (e)
+    return xfail_errno(x, path, e);
   /* The temp file sits next to the destination so rename() is atomic. */
   const char *base = last_component(path);
   char *tmp = NULL;
   if (asprintf(&tmp, "%.*s.%s.hipobj-XXXXXX", (int)(base - path), path, base) <
-      0) {
-    free(path);
-    return report_errno(dst_arg, ENOMEM);
-  }
+      0)
+    return xfail_errno(x, path, ENOMEM);
+  int rc = 0, slot = -1;
   int fd = mkstemp(tmp);
   if (fd < 0) {
-    rc = report_errno(path, errno);
-    goto out;
+    rc = xfail_errno(x, path, errno);
+    free(tmp);
+    return rc;
   }
-  signals_set_temp(tmp);
+  slot = signals_add_temp(tmp);
   /* mkstemp makes 0600; give the file the mode a plain create would (or
    * keep the mode of the file being replaced). */
   mode_t mask = umask(0);
   umask(mask);
   mode_t mode = exists ? (st.st_mode & 07777) : (0666 & ~mask);
-  if (fchmod(fd, mode) != 0) {
-    rc = report_errno(tmp, errno);
-    goto fail;
-  }
-
-  struct cp_stats s = {.src = src->arg, .dst = path, .start = now_seconds()};
-  struct progress p;
-  progress_begin(&p, c, src->arg, info.size);
-  rc = fetch_into(c, src, fd, &info, tmp, &p, &s);
-  if (rc)
-    goto fail;
-  if (info.last_modified > 0) {
-    /* Like aws s3 cp: the file's mtime is the object's. Not fatal. */
-    struct timespec times[2] = {{0, UTIME_OMIT}, {info.last_modified, 0}};
+  int64_t mtime = 0;
+  if (fchmod(fd, mode) != 0)
+    rc = xfail_errno(x, tmp, errno);
+  else if (c->use_gpu)
+    rc = download_gpu(x, bucket, key, src_name, fd, tmp, &mtime, s);
+  else
+    rc = fetch_into(x, bucket, key, src_name, fd, tmp, &mtime, s);
+  if (rc == 0 && mtime > 0) {
+    /* Like aws s3 cp: the file's mtime is the object's, which is also
+     * what sync compares. Not fatal. */
+    struct timespec times[2] = {{0, UTIME_OMIT}, {mtime, 0}};
     (void)futimens(fd, times);
   }
-  int cerr = close(fd);
-  fd = -1;
-  if (cerr != 0) {
-    rc = cp_fail_errno(&p, tmp, errno);
-    goto fail;
-  }
-  if (rename(tmp, path) != 0) {
-    rc = cp_fail_errno(&p, path, errno);
-    goto fail;
-  }
-  signals_set_temp(NULL);
-  rc = cp_done(c, &p, "download", &s, 0);
-  goto out;
-fail:
-  if (fd >= 0)
-    close(fd);
-  unlink(tmp);
-  signals_set_temp(NULL);
-out:
+  if (close(fd) != 0 && rc == 0)
+    rc = xfail_errno(x, tmp, errno);
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = xfail_errno(x, path, errno);
+  if (rc != 0)
+    unlink(tmp);
+  signals_drop_temp(slot);
   free(tmp);
-  free(path);
   return rc;
 }
 
-/* ---- cp ----------------------------------------------------------------- */
+/* ---- server-side copy ------------------------------------------------------
+ */
 
-int cmd_cp(struct cli *c, int argc, char **argv) {
+int copy_object(struct xctx *x, const char *sb, const char *sk, const char *db,
+                const char *dk, struct cp_stats *s) {
+  struct cli *c = x->c;
+  struct hipobj_copy_opts o = HIPOBJ_COPY_OPTS_INIT;
+  o.content_type = c->content_type;
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  if (hipobj_s3_copy(c->client, sb, sk, db, dk, &o, &res, x->err) !=
+      HIPOBJ_OK) {
+    /* The copy starts with a HEAD of the source, whose errors have no
+     * code: a GET names it (no such bucket, wrong secret, ...). */
+    cli_explain(c, sb, sk, x->err);
+    char *src = s3_url(sb, sk);
+    int rc = xfail_lib(x, src ? src : sk);
+    free(src);
+    return rc;
+  }
+  stats_add(s, &res);
+  s->bytes += res.bytes;
+  progress_add(x->p, res.bytes);
+  return 0;
+}
+
+/* ---- cp and mv of one object ------------------------------------------------
+ */
+
+/* mv: the source goes once its copy is complete. */
+static int remove_source(struct xctx *x, const struct location *src) {
+  if (src->kind == LOC_LOCAL)
+    return unlink(src->arg) == 0 ? 0 : xfail_errno(x, src->arg, errno);
+  if (hipobj_s3_delete(x->c->client, src->bucket, src->key, x->err) !=
+      HIPOBJ_OK)
+    return xfail_lib(x, src->arg);
+  return 0;
+}
+
+static int check_args(struct cli *c, const struct location *src,
+                      const struct location *dst, int move) {
+  const char *cmd = move ? "mv" : "cp";
+  if (src->kind != LOC_S3 && dst->kind != LOC_S3)
+    return report_usage("one of SRC and DST must be an s3:// URL");
+  if (move && (src->kind == LOC_STDIO || dst->kind == LOC_STDIO))
+    return report_usage("mv moves files and objects, not stdin or stdout");
+  if (src->kind == LOC_S3 && dst->kind == LOC_STDIO &&
+      (!*src->key || ends_with_slash(src->key)))
+    return report_usage("%s is a prefix, not an object: only one object can "
+                        "be copied to stdout",
+                        src->arg);
+  if (c->recursive) {
+    if (src->kind == LOC_STDIO || dst->kind == LOC_STDIO)
+      return report_usage("--recursive copies trees, not stdin or stdout");
+    return 0;
+  }
+  if (src->kind == LOC_S3 && (!*src->key || ends_with_slash(src->key)))
+    return report_usage("%s names no object (s3://bucket/key); %s --recursive "
+                        "copies what is under a prefix",
+                        src->arg, cmd);
+  if (src->kind == LOC_STDIO && (!*dst->key || ends_with_slash(dst->key)))
+    return report_usage("%s: a key is needed when copying from stdin",
+                        dst->arg);
+  if (c->has_range && (src->kind != LOC_S3 || dst->kind == LOC_S3))
+    return report_usage("--range reads part of an object: SRC must be "
+                        "s3://, DST a file or -");
+  if (c->use_gpu && src->kind == LOC_S3 && dst->kind == LOC_S3)
+    return report_usage("--gpu moves data through a GPU; a copy from S3 to "
+                        "S3 stays in the server");
+  return 0;
+}
+
+/* The destination name when DST is a "directory": "s3://b/dir/" or an
+ * existing directory takes SRC's last name. */
+static char *dst_name(const struct location *src, const struct location *dst) {
+  const char *name = last_component(src->kind == LOC_S3 ? src->key : src->arg);
+  char *out = NULL;
+  if (dst->kind == LOC_S3) {
+    if (!*dst->key || ends_with_slash(dst->key))
+      return asprintf(&out, "%s%s", dst->key, name) < 0 ? NULL : out;
+    return strdup(dst->key);
+  }
+  struct stat st;
+  if ((stat(dst->arg, &st) == 0 && S_ISDIR(st.st_mode)) ||
+      ends_with_slash(dst->arg))
+    return asprintf(&out, "%s%s%s", dst->arg,
+                    ends_with_slash(dst->arg) ? "" : "/", name) < 0
+               ? NULL
+               : out;
+  return strdup(dst->arg);
+}
+
+static int cp_one(struct cli *c, const struct location *src,
+                  const struct location *dst, int move) {
+  char *name = dst->kind == LOC_STDIO ? strdup("-") : dst_name(src, dst);
+  char *dst_url = name && dst->kind == LOC_S3 ? s3_url(dst->bucket, name)
+                                              : (name ? strdup(name) : NULL);
+  if (!name || !dst_url) {
+    free(name);
+    free(dst_url);
+    return report_errno(src->arg, ENOMEM);
+  }
+  const char *verb = move                  ? "move"
+                     : src->kind != LOC_S3 ? "upload"
+                     : dst->kind == LOC_S3 ? "copy"
+                                           : "download";
+  const char *src_name = src->kind == LOC_STDIO ? "-" : src->arg;
+  int to_stdout = dst->kind == LOC_STDIO;
+  struct cp_stats s = {.start = now_seconds()};
+  int rc = 0;
+  if (c->dryrun) {
+    print_result(c, move ? "mv" : "cp", verb, src_name, dst_url, &s, 0);
+    goto out;
+  }
+  struct stat st;
+  if (src->kind == LOC_LOCAL && stat(src->arg, &st) == 0 &&
+      S_ISDIR(st.st_mode)) {
+    rc = report_msg(src->arg, "is a directory (--recursive copies trees)");
+    goto out;
+  }
+  if (to_stdout)
+    report_data_on_stdout(1);
+  struct progress p;
+  progress_begin(&p, c, src->kind == LOC_S3 ? src->arg : dst_url, 0);
+  struct xctx x = {.c = c, .p = &p, .err = c->err};
+  if (src->kind == LOC_LOCAL)
+    rc = upload_file(&x, src->arg, dst->bucket, name, &s);
+  else if (src->kind == LOC_STDIO)
+    rc = upload_stream(&x, STDIN_FILENO, "-", dst->bucket, name, &s);
+  else if (dst->kind == LOC_S3)
+    rc = copy_object(&x, src->bucket, src->key, dst->bucket, name, &s);
+  else if (to_stdout)
+    rc = download_stream(&x, src->bucket, src->key, src->arg, STDOUT_FILENO,
+                         "stdout", 1, &s);
+  else
+    rc = download_file(&x, src->bucket, src->key, src->arg, name, &s);
+  if (rc == 0 && move)
+    rc = remove_source(&x, src);
+  if (rc == 0) {
+    if (s.path == HIPOBJ_PATH_NONE && s.bytes > 0 && dst->kind != LOC_S3)
+      s.path = HIPOBJ_PATH_HTTP;
+    progress_end(&p, 1, s.bytes, now_seconds() - s.start);
+    print_result(c, move ? "mv" : "cp", verb, src_name,
+                 to_stdout ? "-" : dst_url, &s, to_stdout);
+  } else {
+    progress_end(&p, 0, 0, 0);
+    rc = xctx_report(&x);
+  }
+out:
+  free(name);
+  free(dst_url);
+  return rc;
+}
+
+static int cp_or_mv(struct cli *c, int argc, char **argv, int move) {
+  const char *cmd = move ? "mv" : "cp";
   if (argc != 2)
-    return report_usage("cp takes two arguments: SRC DST");
+    return report_usage("%s takes two arguments: SRC DST", cmd);
   struct location src, dst;
   if (loc_parse(argv[0], &src) != 0)
     return CLI_EXIT_USAGE;
@@ -750,28 +581,24 @@ int cmd_cp(struct cli *c, int argc, char **argv) {
     loc_free(&src);
     return CLI_EXIT_USAGE;
   }
-  int rc;
-  if (src.kind == LOC_S3 && dst.kind == LOC_S3)
-    rc = report_usage("copying from S3 to S3 is not supported");
-  else if (src.kind != LOC_S3 && dst.kind != LOC_S3)
-    rc = report_usage("one of SRC and DST must be an s3:// URL");
-  else if (src.kind == LOC_S3 && (!*src.key || ends_with_slash(src.key)))
-    rc = report_usage("%s names no object (s3://bucket/key)", src.arg);
-  else if (src.kind == LOC_STDIO && (!*dst.key || ends_with_slash(dst.key)))
-    rc = report_usage("%s: a key is needed when copying from stdin", dst.arg);
-  else if ((rc = cli_connect(c)) != 0)
-    ;
-  else if (c->use_gpu && (rc = cli_gpu_resolve(c)) != 0)
-    ;
-  else if (src.kind == LOC_LOCAL)
-    rc = upload_file(c, &src, &dst);
-  else if (src.kind == LOC_STDIO)
-    rc = upload_stream(c, STDIN_FILENO, "-", dst.bucket, dst.key, dst.arg);
-  else if (dst.kind == LOC_LOCAL)
-    rc = download_file(c, &src, dst.arg);
-  else
-    rc = download_stream(c, &src, STDOUT_FILENO, "stdout", 1);
+  int rc = check_args(c, &src, &dst, move);
+  /* A dry run of one object needs no server; of a tree, its listing. */
+  if (rc == 0 && (!c->dryrun || c->recursive))
+    rc = cli_connect(c);
+  if (rc == 0 && c->use_gpu)
+    rc = cli_gpu_resolve(c);
+  if (rc == 0)
+    rc = c->recursive ? cp_tree(c, &src, &dst, move)
+                      : cp_one(c, &src, &dst, move);
   loc_free(&src);
   loc_free(&dst);
   return rc;
+}
+
+int cmd_cp(struct cli *c, int argc, char **argv) {
+  return cp_or_mv(c, argc, argv, 0);
+}
+
+int cmd_mv(struct cli *c, int argc, char **argv) {
+  return cp_or_mv(c, argc, argv, 1);
 }

@@ -1,18 +1,14 @@
-/* hipobj_util.c - helpers of the `hipobj` tool: location parsing, the one
- * error line, terminal-safe text and JSON output, time formatting, signal
- * handling and reserving a download's space. */
+/* hipobj_util.c - helpers of the `hipobj` tool: location parsing, error
+ * reports (one line, or one JSON object under --json, with a hint of what
+ * to check), terminal-safe text and JSON output, the output lock, and
+ * time, size and rate formatting. */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
-#include <sys/vfs.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "hipobj_cli.h"
 
@@ -62,6 +58,30 @@ char *s3_url(const char *bucket, const char *key) {
   if (asprintf(&s, "s3://%s/%s", bucket, key ? key : "") < 0)
     return NULL;
   return s;
+}
+
+const char *last_component(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+int ends_with_slash(const char *s) {
+  size_t n = strlen(s);
+  return n > 0 && s[n - 1] == '/';
+}
+
+/* ---- the output lock ---------------------------------------------------- */
+
+/* Recursive: a report made while the progress display is being ended (or
+ * from a log line) takes it again on the same thread. */
+static pthread_mutex_t output_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void out_lock(void) {
+  pthread_mutex_lock(&output_mutex);
+}
+
+void out_unlock(void) {
+  pthread_mutex_unlock(&output_mutex);
 }
 
 /* ---- terminal-safe text ------------------------------------------------- */
@@ -159,7 +179,20 @@ void cli_print(FILE *f, const char *fmt, ...) {
   free(text);
 }
 
-/* ---- error lines -------------------------------------------------------- */
+/* ---- error reports ------------------------------------------------------ */
+
+static int report_json;        /* --json */
+static const char *report_op;  /* the command, "op" of error objects */
+static atomic_int data_on_out; /* object data on stdout: reports to stderr */
+
+void report_setup(int json, const char *op) {
+  report_json = json;
+  report_op = op;
+}
+
+void report_data_on_stdout(int on) {
+  atomic_store(&data_on_out, on);
+}
 
 /* The error line is the last thing the user sees, so it names the object
  * and the cause but not the library call; the call is kept only for
@@ -182,29 +215,128 @@ void describe_error(const struct cli *c, const struct hipobj_error *err,
     snprintf(buf, len, "%s", msg);
 }
 
+const char *error_hint(const struct hipobj_error *err) {
+  static const struct {
+    const char *code, *hint;
+  } by_code[] = {
+      {"SignatureDoesNotMatch",
+       "check the secret key (AWS_SECRET_ACCESS_KEY, or "
+       "aws_secret_access_key of the profile)"},
+      {"InvalidAccessKeyId", "check the access key id (AWS_ACCESS_KEY_ID, "
+                             "or aws_access_key_id of the profile)"},
+      {"RequestTimeTooSkewed", "check this machine's clock"},
+      {"AuthorizationHeaderMalformed",
+       "check the region (--region, AWS_REGION)"},
+      {"PermanentRedirect", "the bucket is in another region: check the "
+                            "region (--region, AWS_REGION)"},
+      {"AccessDenied", "the credentials may not do this (or the bucket is "
+                       "not public, for --no-sign-request)"},
+      {"NoSuchBucket", "check the bucket name ('hipobj ls' lists yours)"},
+      {"InvalidBucketName", "bucket names are 3 to 63 lower-case letters, "
+                            "digits, dots and dashes"},
+  };
+  const char *code = hipobj_error_s3_code(err);
+  for (size_t i = 0; *code && i < sizeof by_code / sizeof by_code[0]; i++)
+    if (!strcmp(code, by_code[i].code))
+      return by_code[i].hint;
+  const char *msg = hipobj_error_message(err);
+  switch (hipobj_error_status(err)) {
+  case HIPOBJ_E_CONNECT:
+    if (strstr(msg, "resolve"))
+      return "check the endpoint URL (--endpoint-url, AWS_ENDPOINT_URL) "
+             "and the name service";
+    if (strstr(msg, "refused"))
+      return "is a server listening there? (--endpoint-url, "
+             "AWS_ENDPOINT_URL)";
+    return "check the endpoint URL and the network";
+  case HIPOBJ_E_TLS:
+    return "check the server's certificate (--ca-bundle), or use http:// "
+           "for a server without TLS";
+  case HIPOBJ_E_CONFIG:
+    if (strstr(msg, "credential"))
+      return "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile "
+             "(--profile), or --no-sign-request for a public bucket";
+    return NULL;
+  default:
+    return NULL;
+  }
+}
+
+int exit_status_of(const struct hipobj_error *err) {
+  return hipobj_error_status(err) == HIPOBJ_E_CONFIG ? CLI_EXIT_CONFIG
+                                                     : CLI_EXIT_FAIL;
+}
+
+/* Where a report goes and whether it is JSON. */
+static FILE *report_stream(void) {
+  return report_json && !atomic_load(&data_on_out) ? stdout : stderr;
+}
+
+/* One report: the line or the JSON object, with the progress line moved
+ * out of the way. err (may be NULL) adds the library's fields. */
+static void emit(const struct cli *c, const char *subject, const char *text,
+                 const struct hipobj_error *err, const char *status_name,
+                 int exit_code) {
+  const char *hint = err ? error_hint(err) : NULL;
+  out_lock();
+  progress_clear_locked();
+  if (report_json) {
+    FILE *f = report_stream();
+    json_begin(f, report_op ? report_op : "hipobj");
+    if (subject)
+      json_str(f, "target", subject);
+    json_str(f, "error", text);
+    json_str(f, "status", status_name);
+    if (err && hipobj_error_http_status(err))
+      json_u64(f, "http_status", (uint64_t)hipobj_error_http_status(err));
+    if (err && *hipobj_error_s3_code(err))
+      json_str(f, "s3_code", hipobj_error_s3_code(err));
+    if (err && *hipobj_error_request_id(err))
+      json_str(f, "request_id", hipobj_error_request_id(err));
+    if (hint)
+      json_str(f, "hint", hint);
+    json_u64(f, "exit", (uint64_t)exit_code);
+    json_end(f);
+  } else {
+    /* "...: cause; check X", or after a full stop "...: Cause. Check X". */
+    char tail[300] = "";
+    size_t tl = strlen(text);
+    if (hint && tl && text[tl - 1] == '.')
+      snprintf(tail, sizeof tail, " %c%s",
+               hint[0] - 32 * (hint[0] >= 'a' && hint[0] <= 'z'), hint + 1);
+    else if (hint)
+      snprintf(tail, sizeof tail, "; %s", hint);
+    if (subject)
+      cli_print(stderr, "hipobj: %s: %s%s\n", subject, text, tail);
+    else
+      cli_print(stderr, "hipobj: %s%s\n", text, tail);
+  }
+  (void)c;
+  progress_redraw_locked();
+  out_unlock();
+}
+
 int report_lib(const struct cli *c, const char *subject,
                const struct hipobj_error *err) {
   char text[1400];
   describe_error(c, err, text, sizeof text);
-  if (subject)
-    cli_print(stderr, "hipobj: %s: %s\n", subject, text);
-  else
-    cli_print(stderr, "hipobj: %s\n", text);
-  return CLI_EXIT_FAIL;
+  int rc = exit_status_of(err);
+  emit(c, subject, text, err, hipobj_strerror(hipobj_error_status(err)), rc);
+  return rc;
 }
 
 int report_errno(const char *subject, int errnum) {
-  cli_print(stderr, "hipobj: %s: %s\n", subject, strerror(errnum));
+  emit(NULL, subject, strerror(errnum), NULL, "local error", CLI_EXIT_FAIL);
   return CLI_EXIT_FAIL;
 }
 
 int report_msg(const char *subject, const char *fmt, ...) {
-  char text[1024];
+  char text[1400];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  cli_print(stderr, "hipobj: %s: %s\n", subject, text);
+  emit(NULL, subject, text, NULL, "failed", CLI_EXIT_FAIL);
   return CLI_EXIT_FAIL;
 }
 
@@ -215,12 +347,16 @@ int report_stdout_error(int errnum) {
 }
 
 int report_usage(const char *fmt, ...) {
-  char text[1024];
+  char text[1024], full[1200];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  cli_print(stderr, "hipobj: %s (see 'hipobj --help')\n", text);
+  if (report_op && strcmp(report_op, "hipobj"))
+    snprintf(full, sizeof full, "%s (see 'hipobj %s --help')", text, report_op);
+  else
+    snprintf(full, sizeof full, "%s (see 'hipobj --help')", text);
+  emit(NULL, NULL, full, NULL, "usage", CLI_EXIT_USAGE);
   return CLI_EXIT_USAGE;
 }
 
@@ -339,101 +475,9 @@ void fmt_bytes(uint64_t n, char *buf, size_t len) {
     snprintf(buf, len, "%.1f %s", v, unit[u]);
 }
 
-/* ---- signals ------------------------------------------------------------ */
-
-volatile sig_atomic_t cli_interrupted;
-static char temp_path[4096];
-static volatile sig_atomic_t temp_set;
-static volatile sig_atomic_t soft_mode;
-/* The self-pipe: a soft interruption (and a finished transfer,
- * hipobj_wait.c) writes a byte, which wakes the main thread in poll(). */
-static int wake_pipe[2] = {-1, -1};
-
-void signals_wake(void) {
-  if (wake_pipe[1] >= 0) {
-    ssize_t w = write(wake_pipe[1], "w", 1); /* full: already woken */
-    (void)w;
-  }
-}
-
-int signals_wake_fd(void) {
-  return wake_pipe[0];
-}
-
-/* Only async-signal-safe calls here: unlink, write, signal, raise. The
- * library is never called from here: the main thread, woken through the
- * pipe, cancels what runs. */
-static void on_signal(int sig) {
-  int saved = errno;
-  cli_interrupted = sig;
-  if (temp_set)
-    unlink(temp_path);
-  if (soft_mode) {
-    soft_mode = 0; /* a second signal ends the process */
-    signals_wake();
-    errno = saved;
-    return;
-  }
-  if (isatty(STDERR_FILENO)) {
-    static const char erase[] = "\r\033[K";
-    ssize_t w = write(STDERR_FILENO, erase, sizeof erase - 1);
-    (void)w;
-  }
-  signal(sig, SIG_DFL);
-  raise(sig); /* delivered when the handler returns: dies by the signal */
-  errno = saved;
-}
-
-void signals_install(void) {
-  if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-    wake_pipe[0] = wake_pipe[1] = -1; /* then waits cannot be interrupted */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  /* No SA_RESTART: a blocking read of stdin must return EINTR so a soft
-   * interruption is noticed. */
-  sa.sa_flags = 0;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  /* Write errors on stdout and sockets come back as EPIPE instead of
-   * killing the process mid-cleanup. */
-  signal(SIGPIPE, SIG_IGN);
-}
-
-void signals_set_temp(const char *path) {
-  temp_set = 0;
-  if (path && strlen(path) < sizeof temp_path) {
-    memcpy(temp_path, path, strlen(path) + 1);
-    temp_set = 1;
-  }
-}
-
-void signals_set_soft(int on) {
-  soft_mode = on ? 1 : 0;
-}
-
-/* ---- space for a download ----------------------------------------------- */
-
-/* Makes a full disk fail at once rather than after most of the object has
- * come: reserves the file's blocks (fallocate(2), not posix_fallocate:
- * where the file system cannot, glibc would write zeros over the whole
- * file). On tmpfs a reservation is the pages themselves, zeroed one CPU
- * at a time before the first byte can land (0.1-0.2 s per GiB on the
- * 16-core H200), so there the free space is checked instead, and the
- * library's writes take their pages as they go. Returns 0 or an errno. */
-int reserve_space(int fd, size_t size) {
-  struct statfs sf;
-  if (fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC) {
-    struct statvfs sv;
-    if (fstatvfs(fd, &sv) == 0 && sv.f_blocks > 0 &&
-        (uint64_t)sv.f_bavail * sv.f_frsize < size)
-      return ENOSPC;
-    return 0;
-  }
-  if (fallocate(fd, 0, 0, (off_t)size) != 0 && errno != EOPNOTSUPP &&
-      errno != ENOSYS && errno != EINVAL)
-    return errno;
-  return 0;
+void fmt_rate(double bytes_per_s, char *buf, size_t len) {
+  char b[32];
+  fmt_bytes(bytes_per_s > 0 && bytes_per_s < 1e19 ? (uint64_t)bytes_per_s : 0,
+            b, sizeof b);
+  snprintf(buf, len, "%s/s", b);
 }

@@ -1,12 +1,18 @@
 /* hipobj_wait.c - how `hipobj` waits for a transfer: started with the
- * library's asynchronous API and waited for on the main thread, which
- * sleeps in poll() on the self-pipe of hipobj_util.c. Two things write to
- * it: the transfer's completion callback (a library thread), and the
- * signal handler, which only sets a flag and writes a byte (both
- * async-signal-safe). Woken by a signal, the main thread cancels the
- * transfer through the library: requests in flight stop, and a multipart
- * upload is aborted on the server unless it is to be kept. The library is
- * never called from a signal handler. */
+ * library's asynchronous API, so that it can be cancelled.
+ *
+ * On the main thread (one cp) the wait sleeps in poll() on the self-pipe
+ * of hipobj_sys.c. Two things write to it: the transfer's completion
+ * callback (a library thread), and the signal handler, which only sets a
+ * flag and writes a byte (both async-signal-safe). Woken by a signal, the
+ * main thread cancels the transfer through the library: requests in
+ * flight stop, and a multipart upload is aborted on the server unless it
+ * is to be kept. The library is never called from a signal handler.
+ *
+ * On a worker of the many-files engine (hipobj_batch.c) the wait is
+ * hipobj_xfer_wait(); the transfer sits in a registry meanwhile, and the
+ * main thread, which is the one woken by signals, cancels all of them
+ * with xfers_cancel_all(). */
 #include <poll.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -15,12 +21,19 @@
 
 struct waiter {
   struct progress *p;
+  uint64_t last;       /* the library's count at the last callback */
   atomic_int finished; /* set by the completion callback, then the wake */
 };
 
+/* The library counts bytes per transfer (and may count a retried part
+ * twice, going back): the display gets the forward steps. */
 static void on_progress(void *user, uint64_t done, uint64_t total) {
+  (void)total;
   struct waiter *w = user;
-  progress_from_library(w->p, done, total);
+  if (done > w->last) {
+    progress_add(w->p, done - w->last);
+    w->last = done;
+  }
 }
 
 static void on_done(struct hipobj_xfer *x, int status, void *user) {
@@ -37,10 +50,55 @@ static void drain(int fd) {
     ;
 }
 
-/* Sleeps until the transfer's callback has run, cancelling it once when a
- * signal came; then collects its result. */
-static int wait_for(struct hipobj_xfer *x, struct waiter *w,
-                    struct hipobj_xfer_result *res, struct hipobj_error *err) {
+/* ---- the registry of the workers' transfers ------------------------------ */
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hipobj_xfer *reg[CLI_MAX_JOBS];
+static int reg_cancelled; /* under reg_lock: later ones start cancelled */
+static _Thread_local int is_worker;
+
+void xfer_thread_is_worker(void) {
+  is_worker = 1;
+}
+
+static int reg_add(struct hipobj_xfer *x) {
+  pthread_mutex_lock(&reg_lock);
+  int slot = -1;
+  for (int i = 0; i < CLI_MAX_JOBS && slot < 0; i++)
+    if (!reg[i])
+      slot = i;
+  if (slot >= 0)
+    reg[slot] = x;
+  if (reg_cancelled)
+    hipobj_xfer_cancel(x);
+  pthread_mutex_unlock(&reg_lock);
+  return slot;
+}
+
+static void reg_drop(int slot) {
+  if (slot < 0)
+    return;
+  pthread_mutex_lock(&reg_lock);
+  reg[slot] = NULL;
+  pthread_mutex_unlock(&reg_lock);
+}
+
+void xfers_cancel_all(void) {
+  pthread_mutex_lock(&reg_lock);
+  reg_cancelled = 1;
+  for (int i = 0; i < CLI_MAX_JOBS; i++)
+    if (reg[i])
+      hipobj_xfer_cancel(reg[i]);
+  pthread_mutex_unlock(&reg_lock);
+}
+
+/* ---- waiting --------------------------------------------------------------
+ */
+
+/* Main thread: sleeps until the transfer's callback has run, cancelling
+ * it once when a signal came; then collects its result. */
+static int wait_main(struct hipobj_xfer *x, struct waiter *w,
+                     struct hipobj_xfer_result *res, struct hipobj_error *err) {
   int fd = signals_wake_fd(), cancelled = 0;
   while (fd >= 0 && !atomic_load(&w->finished)) {
     if (cli_interrupted && !cancelled) {
@@ -58,7 +116,7 @@ static int wait_for(struct hipobj_xfer *x, struct waiter *w,
 
 typedef int (*start_fn)(struct cli *c, const void *args,
                         const struct hipobj_xfer_opts *xo,
-                        struct hipobj_xfer **x);
+                        struct hipobj_xfer **x, struct hipobj_error *err);
 
 struct get_args {
   const char *bucket, *key;
@@ -72,23 +130,24 @@ struct put_args {
 };
 
 static int start_get(struct cli *c, const void *args,
-                     const struct hipobj_xfer_opts *xo,
-                     struct hipobj_xfer **x) {
+                     const struct hipobj_xfer_opts *xo, struct hipobj_xfer **x,
+                     struct hipobj_error *err) {
   const struct get_args *a = args;
   return hipobj_s3_get_start(c->client, a->bucket, a->key, a->mem, a->go, xo, x,
-                             c->err);
+                             err);
 }
 
 static int start_put(struct cli *c, const void *args,
-                     const struct hipobj_xfer_opts *xo,
-                     struct hipobj_xfer **x) {
+                     const struct hipobj_xfer_opts *xo, struct hipobj_xfer **x,
+                     struct hipobj_error *err) {
   const struct put_args *a = args;
   return hipobj_s3_put_start(c->client, a->bucket, a->key, a->mem, a->po, xo, x,
-                             c->err);
+                             err);
 }
 
 static int run(struct cli *c, struct progress *p, start_fn start,
-               const void *args, struct hipobj_xfer_result *res) {
+               const void *args, struct hipobj_xfer_result *res,
+               struct hipobj_error *err) {
   struct waiter w = {.p = p};
   atomic_init(&w.finished, 0);
   struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
@@ -96,27 +155,39 @@ static int run(struct cli *c, struct progress *p, start_fn start,
   xo.done = on_done;
   xo.user = &w;
   struct hipobj_xfer *x = NULL;
-  if (signals_wake_fd() >= 0)
-    drain(signals_wake_fd()); /* a stale byte; the flag stays */
-  signals_set_soft(1);
-  int st = start(c, args, &xo, &x);
-  if (st == HIPOBJ_OK)
-    st = wait_for(x, &w, res, c->err);
-  signals_set_soft(0);
+  int st;
+  if (is_worker) {
+    st = start(c, args, &xo, &x, err);
+    if (st == HIPOBJ_OK) {
+      int slot = reg_add(x);
+      st = hipobj_xfer_wait(x, res, err);
+      reg_drop(slot);
+    }
+  } else {
+    if (signals_wake_fd() >= 0)
+      drain(signals_wake_fd()); /* a stale byte; the flag stays */
+    signals_set_soft(1);
+    st = start(c, args, &xo, &x, err);
+    if (st == HIPOBJ_OK)
+      st = wait_main(x, &w, res, err);
+    signals_set_soft(0);
+  }
   hipobj_xfer_free(x);
   return st;
 }
 
 int xfer_get(struct cli *c, struct progress *p, const char *bucket,
              const char *key, const struct hipobj_mem *mem,
-             const struct hipobj_get_opts *go, struct hipobj_xfer_result *res) {
+             const struct hipobj_get_opts *go, struct hipobj_xfer_result *res,
+             struct hipobj_error *err) {
   struct get_args a = {bucket, key, mem, go};
-  return run(c, p, start_get, &a, res);
+  return run(c, p, start_get, &a, res, err);
 }
 
 int xfer_put(struct cli *c, struct progress *p, const char *bucket,
              const char *key, const struct hipobj_mem *mem,
-             const struct hipobj_put_opts *po, struct hipobj_xfer_result *res) {
+             const struct hipobj_put_opts *po, struct hipobj_xfer_result *res,
+             struct hipobj_error *err) {
   struct put_args a = {bucket, key, mem, po};
-  return run(c, p, start_put, &a, res);
+  return run(c, p, start_put, &a, res, err);
 }
