@@ -12,8 +12,9 @@
 # s3://b/a s3://b/c; --range; stdin and stdout; a prefix to stdout
 # refused; mpu ls and abort; did-you-mean, per-command help and the exit
 # statuses; errors naming their cause (wrong secret, unknown host, no such
-# bucket, a bucket name S3 refuses) in text and as JSON objects; and the
-# bash completion of commands, options and s3:// URLs.
+# bucket, a bucket name S3 refuses, an untrusted TLS certificate) in text
+# and as JSON objects; and the bash completion of commands, options and
+# s3:// URLs.
 #
 # Usage: cli-tree.sh path/to/hipobj-server path/to/hipobj [completion.bash]
 set -euo pipefail
@@ -23,8 +24,10 @@ CLI=${2:?usage: cli-tree.sh SERVER HIPOBJ [COMPLETION]}
 COMPLETION=${3:-}
 WORK=$(mktemp -d /tmp/hipobj-cli-tree-XXXXXX)
 SERVER_PID=
+TLS_PID=
 cleanup() {
   if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
+  if [ -n "$TLS_PID" ]; then kill "$TLS_PID" 2>/dev/null || true; fi
   if [ "${HIPOBJ_TEST_KEEP:-0}" != 1 ]; then rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -247,6 +250,29 @@ has err "NoSuchBucket"
 AWS_ACCESS_KEY_ID='' AWS_SECRET_ACCESS_KEY='' HOME=$WORK run 3 ls
 has err "credentials"
 run 2 presign --no-sign-request "s3://$B/x"
+if [ "$KIND" = server ]; then
+  # TLS: a certificate of a CA the system does not trust, then that CA.
+  tls=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tls
+  "$SERVER" --root "$WORK/root" --listen 127.0.0.1:0 \
+    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
+    --tls-cert "$tls/server.pem" --tls-key "$tls/server.key" \
+    --log-level warn >"$WORK/ready-tls" 2>>"$WORK/server.log" &
+  TLS_PID=$!
+  for _ in $(seq 100); do
+    grep -q 'listening on' "$WORK/ready-tls" 2>/dev/null && break
+    sleep 0.1
+  done
+  TLS_URL=$(sed -n 's/.*listening on \(https[^ ]*\).*/\1/p' "$WORK/ready-tls")
+  H=("$CLI" --endpoint-url "$TLS_URL")
+  run 1 ls
+  has err "certificate"
+  has err "ca-bundle"
+  run 0 --ca-bundle "$tls/ca.pem" ls
+  has out " $B\$"
+  kill "$TLS_PID"
+  TLS_PID=
+  H=("${H2[@]}")
+fi
 
 if [ -n "$COMPLETION" ]; then
   step "bash completion"
