@@ -1,4 +1,5 @@
-/* hipobj.h - public API of hipObject: S3 objects moved between S3-compatible
+/** @file
+ * hipobj.h - public API of hipObject: S3 objects moved between S3-compatible
  * storage and host or GPU memory.
  *
  * Conventions (see docs/threading.md and docs/architecture.md):
@@ -35,17 +36,17 @@
  * Names:
  * - Every public name begins with hipobj_ or HIPOBJ_ (and the libraries
  *   export no other symbol).
- * - A function on an object is hipobj_<object>_<verb>: hipobj_client_create,
+ * - A function on an object is `hipobj_<object>_<verb>`: hipobj_client_create,
  *   hipobj_xfer_wait, hipobj_mpu_complete (the step-by-step multipart calls
  *   are all hipobj_mpu_*), hipobj_list_page_key. The S3 requests on objects
- *   and buckets are hipobj_s3_<request> (hipobj_s3_get, _put, _head, _list,
+ *   and buckets are `hipobj_s3_<request>` (hipobj_s3_get, _put, _head, _list,
  *   _delete, _create_bucket); an asynchronous form adds _start
  *   (hipobj_s3_get_start). Helpers on no object keep a plain name
  *   (hipobj_strerror, hipobj_parse_size, hipobj_free).
- * - What the library creates is released with hipobj_<object>_free, which
+ * - What the library creates is released with `hipobj_<object>_free`, which
  *   accepts NULL; no other verb releases.
  * - struct hipobj_X is initialised with HIPOBJ_X_INIT; the constants of enum
- *   hipobj_X are HIPOBJ_<X, or a short form of it>_* (HIPOBJ_RDMA_AUTO).
+ *   hipobj_X are `HIPOBJ_<X, or a short form of it>_*` (HIPOBJ_RDMA_AUTO).
  * - One setting has one name wherever it appears: rdma_policy in the client
  *   configuration and in the GET and PUT options alike.
  */
@@ -247,6 +248,7 @@ struct hipobj_gpu_platform_info {
   char reason[512];   /**< Why it is not available (names the library and
                            the loader's or runtime's error), "" when it is. */
 };
+/** Initialiser for struct hipobj_gpu_platform_info. */
 #define HIPOBJ_GPU_PLATFORM_INFO_INIT                                          \
   { .struct_size = sizeof(struct hipobj_gpu_platform_info) }
 
@@ -271,6 +273,7 @@ struct hipobj_gpu_device_info {
                                   "" when RDMA is unavailable. */
   char rdma_nic_reason[320]; /**< Why that NIC, or why none. */
 };
+/** Initialiser for struct hipobj_gpu_device_info. */
 #define HIPOBJ_GPU_DEVICE_INFO_INIT                                            \
   { .struct_size = sizeof(struct hipobj_gpu_device_info) }
 
@@ -546,6 +549,7 @@ struct hipobj_get_opts {
   /** RDMA policy of this request; default: the client's. */
   enum hipobj_rdma_policy rdma_policy;
 };
+/** Initialiser for struct hipobj_get_opts. */
 #define HIPOBJ_GET_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_get_opts) }
 
@@ -567,6 +571,7 @@ struct hipobj_object_info {
   char etag[HIPOBJ_ETAG_MAX]; /**< Quoted ETag as the server sent it. */
   char content_type[256];     /**< Content-Type, "" when absent. */
 };
+/** Initialiser for struct hipobj_object_info. */
 #define HIPOBJ_OBJECT_INFO_INIT                                                \
   { .struct_size = sizeof(struct hipobj_object_info) }
 
@@ -592,6 +597,7 @@ struct hipobj_put_opts {
   /** RDMA policy of this request; default: the client's. */
   enum hipobj_rdma_policy rdma_policy;
 };
+/** Initialiser for struct hipobj_put_opts. */
 #define HIPOBJ_PUT_OPTS_INIT                                                   \
   { .struct_size = sizeof(struct hipobj_put_opts) }
 
@@ -652,6 +658,7 @@ struct hipobj_xfer_opts {
   hipobj_progress_fn progress; /**< Progress callback. */
   void *user;                  /**< Passed to both. */
 };
+/** Initialiser for struct hipobj_xfer_opts. */
 #define HIPOBJ_XFER_OPTS_INIT                                                  \
   { .struct_size = sizeof(struct hipobj_xfer_opts) }
 

@@ -1,4 +1,5 @@
-/* hipobj/copy.h - part of the public API of hipObject: server-side copies
+/** @file
+ * hipobj/copy.h - part of the public API of hipObject: server-side copies
  * (CopyObject, UploadPartCopy) and presigned URLs. Include <hipobj.h>, which
  * includes this file where it belongs (after the declarations it uses); the
  * split only keeps each file readable. */
@@ -34,6 +35,7 @@ struct hipobj_copy_opts {
    *  for every part of a multipart copy. */
   const char *if_match;
 };
+/** Initialiser for struct hipobj_copy_opts. */
 #define HIPOBJ_COPY_OPTS_INIT                                                  \
   { .struct_size = sizeof(struct hipobj_copy_opts) }
 
@@ -42,7 +44,7 @@ struct hipobj_copy_opts {
  *  type with HeadObject, then sends one CopyObject, or above
  *  multipart_threshold a multipart upload of UploadPartCopy parts, each
  *  pinned to the source's ETag (an overwrite during the copy fails it
- *  with HIPOBJ_E_PRECONDITION), aborted on failure. An <Error> inside a
+ *  with HIPOBJ_E_PRECONDITION), aborted on failure. An `<Error>` inside a
  *  200 answer, which S3 may send once a copy has started, is a failure.
  *  res (optional) gets bytes (the object's size), parts, seconds and the
  *  new ETag. */

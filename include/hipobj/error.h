@@ -1,4 +1,5 @@
-/* hipobj/error.h - part of the public API of hipObject: status codes and the
+/** @file
+ * hipobj/error.h - part of the public API of hipObject: status codes and the
  * error detail. Include <hipobj.h>, which includes this file where it belongs
  * (after the declarations it uses); the split only keeps each file readable. */
 #ifndef HIPOBJ_PUBLIC_ERROR_H

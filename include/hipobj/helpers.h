@@ -1,4 +1,5 @@
-/* hipobj/helpers.h - part of the public API of hipObject: RDMA information, the
+/** @file
+ * hipobj/helpers.h - part of the public API of hipObject: RDMA information, the
  * token-only API, sizes. Include <hipobj.h>, which includes this file where it
  * belongs (after the declarations it uses); the split only keeps each file
  * readable. */

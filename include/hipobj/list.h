@@ -1,4 +1,5 @@
-/* hipobj/list.h - part of the public API of hipObject: ListObjectsV2, one page
+/** @file
+ * hipobj/list.h - part of the public API of hipObject: ListObjectsV2, one page
  * per call; ListBuckets; ListMultipartUploads. Include <hipobj.h>, which
  * includes this file where it belongs (after the declarations it uses); the
  * split only keeps each file readable. */
@@ -22,6 +23,7 @@ struct hipobj_list_opts {
   const char *start_after;        /**< List keys after this one. */
   unsigned max_keys;              /**< Page size; 0: server default (1000). */
 };
+/** Initialiser for struct hipobj_list_opts. */
 #define HIPOBJ_LIST_OPTS_INIT                                                  \
   { .struct_size = sizeof(struct hipobj_list_opts) }
 
@@ -97,6 +99,7 @@ struct hipobj_upload_list_opts {
                             hipobj_upload_page_next_upload_id_marker(). */
   unsigned max_uploads;  /**< Page size; 0: server default (1000). */
 };
+/** Initialiser for struct hipobj_upload_list_opts. */
 #define HIPOBJ_UPLOAD_LIST_OPTS_INIT                                           \
   { .struct_size = sizeof(struct hipobj_upload_list_opts) }
 

@@ -1,4 +1,5 @@
-/* hipobj/mpu.h - part of the public API of hipObject: multipart uploads, step
+/** @file
+ * hipobj/mpu.h - part of the public API of hipObject: multipart uploads, step
  * by step. Include <hipobj.h>, which includes this file where it belongs (after
  * the declarations it uses); the split only keeps each file readable. */
 #ifndef HIPOBJ_PUBLIC_MPU_H
@@ -41,7 +42,7 @@ HIPOBJ_API int hipobj_mpu_upload_part(struct hipobj_mpu *mpu,
                                       struct hipobj_xfer_result *res,
                                       struct hipobj_error *err);
 /** CompleteMultipartUpload with every part recorded in the handle, in part
- *  order. An <Error> inside a 200 answer is reported as a failure. */
+ *  order. An `<Error>` inside a 200 answer is reported as a failure. */
 HIPOBJ_API int hipobj_mpu_complete(struct hipobj_mpu *mpu,
                                    struct hipobj_xfer_result *res,
                                    struct hipobj_error *err);
