@@ -2,7 +2,8 @@
 # Installs everything needed to build and test hipObject on a fresh Debian 12
 # (compilers and libraries, Criterion, Ceph RGW and the AWS CLI for the
 # integration tests, qemu + Debian's kernel for the Soft-RoCE RDMA suite,
-# valgrind, clang-format, and clang with libFuzzer for tests/fuzz).
+# valgrind, clang-format, clang with libFuzzer for tests/fuzz, and Doxygen,
+# debhelper and lintian for the API reference and the Debian packages).
 # Idempotent.
 set -euo pipefail
 
@@ -19,6 +20,9 @@ packages=(
   # benchmarks (tests/bench): aws-c-s3 through python3-awscrt, GNU time
   python3-awscrt time
   valgrind clang-format
+  # the API reference; the Debian packages (tests/package-check.sh) and
+  # their manual pages
+  doxygen dpkg-dev debhelper lintian man-db
   # tests/fuzz: libFuzzer harnesses (clang's -fsanitize=fuzzer runtime)
   clang libclang-rt-14-dev
   # the rdma suite: Debian's kernel in a qemu guest with Soft-RoCE (rdma_rxe)

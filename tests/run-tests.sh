@@ -2,7 +2,8 @@
 # The project's one test command: checks formatting, builds `build` (normal)
 # and `build-asan` (ASan + UBSan), runs every meson suite in both, fuzzes
 # the parsers for a bounded time (tests/fuzz/run.sh, clang's libFuzzer;
-# skipped when clang is absent), and ends with one line "N passed, N
+# skipped when clang is absent), builds, installs and uses the Debian
+# packages (tests/package-check.sh; skipped without root), and ends with one line "N passed, N
 # failed, N skipped" over everything. Exits non-zero when anything failed
 # (a test, a build, the format check, or a fuzz harness).
 set -euo pipefail
@@ -131,11 +132,14 @@ setup_and_test() {
 
 check_format
 
-setup_and_test build -Ddc=enabled
+# -Ddocs=enabled: the API reference is generated in the build (Doxygen,
+# any warning an error).
+setup_and_test build -Ddc=enabled -Dtests=enabled -Ddocs=enabled
 
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-setup_and_test build-asan -Ddc=enabled -Db_sanitize=address,undefined -Db_lundef=false
+setup_and_test build-asan -Ddc=enabled -Dtests=enabled -Ddocs=disabled \
+  -Db_sanitize=address,undefined -Db_lundef=false
 
 # Each harness counts as one test: its seeds and regression inputs once,
 # then FUZZ_SECONDS (30) of fuzzing, any crash, leak or UBSan report a
@@ -157,6 +161,24 @@ run_fuzz() {
   skipped=$((skipped + s))
 }
 run_fuzz
+
+# The Debian packages built, lintian-checked, installed, and the README's
+# example built against them with pkg-config and run (needs root: skipped
+# otherwise).
+run_packages() {
+  section "Debian packages (tests/package-check.sh)"
+  local rc=0
+  bash tests/package-check.sh || rc=$?
+  case $rc in
+  0) passed=$((passed + 1)) ;;
+  77) skipped=$((skipped + 1)) ;;
+  *)
+    echo "run-tests.sh: packages: FAILED (status $rc)"
+    failed=$((failed + 1))
+    ;;
+  esac
+}
+run_packages
 
 section "summary ($((SECONDS - start)) s)"
 echo "$passed passed, $failed failed, $skipped skipped"

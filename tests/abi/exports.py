@@ -8,9 +8,11 @@ node, and libhipobj.so exports what the two let through. A function
 declared but not in the map would be missing from the library (an
 undefined symbol for its users); one in the map but not declared, or
 exported but in neither, is ABI nobody meant to promise. Fails naming
-each function that is not in all three.
+each function that is not in all three. With a Debian symbols file
+(debian/libhipobj1.symbols), its symbols must be the map's too, each at
+the map's version node, so that dpkg-gensymbols checks the same ABI.
 
-Usage: exports.py INCLUDE_DIR MAP LIBHIPOBJ_SO [NM]
+Usage: exports.py INCLUDE_DIR MAP LIBHIPOBJ_SO [NM [SYMBOLS]]
 """
 import glob
 import os
@@ -76,11 +78,27 @@ def exported_functions(so, nm, nodes):
     return names
 
 
+def debian_symbols(path, nodes):
+    """The symbols of a dpkg symbols file, and what is wrong with them."""
+    names, problems = set(), []
+    with open(path) as f:
+        for line in f:
+            if not line.startswith(" "):
+                continue  # the library's header line
+            sym = line.split()[0]
+            name, _, node = sym.partition("@")
+            if node not in nodes:
+                problems.append(f"{path}: {sym}: not at a node of the map")
+            if name not in nodes:
+                names.add(name)
+    return names, problems
+
+
 def main():
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (4, 5, 6):
         sys.exit(__doc__)
     include_dir, map_path, so = sys.argv[1:4]
-    nm = sys.argv[4] if len(sys.argv) == 5 else "nm"
+    nm = sys.argv[4] if len(sys.argv) >= 5 else "nm"
     declared = header_functions(include_dir)
     listed, nodes, problems = map_functions(map_path)
     exported = exported_functions(so, nm, nodes)
@@ -93,6 +111,13 @@ def main():
                  if name in s]
         if len(where) != 3:
             problems.append(f"{name}: only {' and '.join(where)}")
+    if len(sys.argv) == 6:
+        debian, more = debian_symbols(sys.argv[5], nodes)
+        problems += more
+        for name in sorted(debian ^ listed):
+            problems.append(f"{name}: " + ("in the Debian symbols file, not "
+                            "in the map" if name in debian else "in the map, "
+                            f"not in {sys.argv[5]}"))
     for p in problems:
         print(p)
     print(f"{len(declared)} declared, {len(listed)} in the map "
