@@ -1,12 +1,12 @@
 /* gpu_hip.c - the HIP (AMD GPU) memory platform. Compiled against the HIP
  * headers when the build finds them (HIPOBJ_HAVE_HIP_HEADERS; Debian's
  * libamdhip64-dev), but never linked: the runtime is loaded with dlopen
- * (libamdhip64.so, .so.6, .so.5) on first use and called through pointers
- * typed from the headers. dma-buf export: hipMemGetHandleForAddressRange
- * when the loaded runtime has it, whatever the headers (Debian's ROCm 5.2
- * headers lack it, a newer runtime on the machine has it), else HSA's
- * hsa_amd_portable_export_dmabuf when the headers offer that
- * (HIPOBJ_HIP_DMABUF 2), else export is reported unsupported. Without the
+ * (libamdhip64.so, .so.7, .so.6, .so.5) on first use and called through
+ * pointers typed from the headers. dma-buf export:
+ * hipMemGetHandleForAddressRange when the loaded runtime has it, whatever the
+ * headers (Debian's ROCm 5.2 headers lack it, a newer runtime on the machine
+ * has it), else HSA's hsa_amd_portable_export_dmabuf when the headers offer
+ * that (HIPOBJ_HIP_DMABUF 2), else export is reported unsupported. Without the
  * headers every call reports "built without HIP headers". */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -202,8 +202,10 @@ static int load_symbols(char why[HGPU_WHY]) {
 }
 
 static int hip_init(char why[HGPU_WHY]) {
-  static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.6",
-                                      "libamdhip64.so.5"};
+  /* The unversioned name exists only with the development files; a
+   * runtime-only ROCm install has just the versioned one. */
+  static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.7",
+                                      "libamdhip64.so.6", "libamdhip64.so.5"};
   char first[HGPU_WHY] = "";
   for (size_t i = 0; i < sizeof names / sizeof names[0] && !hp.lib; i++) {
     hp.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -216,8 +218,8 @@ static int hip_init(char why[HGPU_WHY]) {
   }
   if (!hp.lib) {
     hgpu_why(why,
-             "cannot load the HIP runtime libamdhip64.so (nor .so.6, .so.5): "
-             "%s (is ROCm installed?)",
+             "cannot load the HIP runtime libamdhip64.so (nor .so.7, .so.6, "
+             ".so.5): %s (is ROCm installed?)",
              first);
     return -1;
   }
