@@ -153,19 +153,20 @@ static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
  *  object; the file's position is never used or changed. fd is borrowed:
  *  the library neither closes nor duplicates it.
  *
- *  On tmpfs (/dev/shm), where the kernel makes one file's writes take
- *  turns, a process allowed 8 or more CPUs (affinity mask and cgroup CPU
- *  quota) maps each part's range of the file instead (parts of up to 64
- *  MiB; larger ones through the pool in mappings of at most 4 MiB): the
- *  HTTP body is copied straight into the file, or sent from it, without a
- *  staging chunk, and parts in flight copy in parallel (a GET target must
- *  be open O_RDWR for that; O_WRONLY keeps pwrite). Each GET range is
- *  allocated with fallocate() first, so a full tmpfs is an error
- *  ("fallocate: No space left on device"), not SIGBUS; a file that another
- *  process shrinks during the transfer, which the rules below forbid
- *  anyway, would raise SIGBUS there. The environment variable
- *  HIPOBJ_FILE_MAP=0 (never) or 1 (always, on tmpfs) overrides the
- *  choice.
+ *  On tmpfs (/dev/shm), a PUT from a process allowed 8 or more CPUs
+ *  (affinity mask and cgroup CPU quota) maps each part's range of the file
+ *  instead (parts of up to 64 MiB) and sends the body from the mapping, a
+ *  copy per byte fewer than pread into a chunk. With HIPOBJ_FILE_MAP=1 a
+ *  GET into tmpfs maps too (parts of up to 64 MiB whole, larger ones in
+ *  windows of at most 4 MiB behind the pool), so that parts in flight copy
+ *  in parallel where pwrite makes one file's writes take turns; it is not
+ *  the default because the kernel zeroes every mapped page before the copy
+ *  (a GET target must be open O_RDWR for that; O_WRONLY keeps pwrite).
+ *  Each mapped GET range is allocated with fallocate() first, so a full
+ *  tmpfs is an error ("fallocate: No space left on device"), not SIGBUS; a
+ *  file that another process shrinks during the transfer, which the rules
+ *  below forbid anyway, would raise SIGBUS there. HIPOBJ_FILE_MAP=0 never
+ *  maps.
  *
  *  - As a GET destination, fd must be open for writing (O_WRONLY or
  *    O_RDWR); the object's bytes are written at offset.., extending the

@@ -36,7 +36,8 @@ if [ -z "$PERF" ] && [ -x "$root/.dev/perf/bin/perf" ]; then
       [ -e "$root/.dev/perf/lib/$m.gz" ] && gunzip -c "$root/.dev/perf/lib/$m.gz" >"$lib/$m"
     done
   done
-  PERF="env LD_LIBRARY_PATH=$lib $root/.dev/perf/bin/perf"
+  # perf runs the command it measures: that keeps the rest of the path.
+  PERF="env LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} $root/.dev/perf/bin/perf"
 fi
 [ -n "$PERF" ] || { echo "profile.sh: no perf (tests/bench/pack-perf.sh)"; exit 77; }
 $PERF --version
@@ -75,7 +76,7 @@ report() { # NAME CMD...: perf stat, then perf record + the top symbols
     -g caller,0.5,callee --percent-limit 3 2>/dev/null | grep -v '^#' |
     grep -v '^$' | head -80
 }
-for map in default 0; do
+for map in default 0 1; do
   env=()
   [ "$map" = default ] || env=(env HIPOBJ_FILE_MAP=$map)
   report "GET map=$map" "${env[@]}" "${H[@]}" cp s3://profile/src "$tmp/out"
