@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/workq.h"
+#include "cks.h"
 #include "client_int.h"
 #include "mem_file.h"
 
@@ -105,6 +106,9 @@ struct hpart {
   char etag[HIPOBJ_ETAG_MAX];
   char crc32c_b64[12];  /* the CRC32C sent, "" when none */
   int crc32c_confirmed; /* the server echoed it */
+  /* GET: what its checksums ask, compute and verified (cks.h); the plan
+   * sets ck.ask and ck.want64. */
+  struct hcks_part ck;
   /* path state */
   struct hstage *stage;
   struct hfile_window win; /* http-mapped: the part's window of the file */

@@ -33,6 +33,20 @@ static int sink_fail(struct hpart *p, int status, const char *fmt, ...) {
   return -1;
 }
 
+/* What the answer's checksums let its bytes be verified against (cks.h),
+ * decided from its headers before the first byte: whether it carries the
+ * whole object. -1 when a checksum is malformed (reason in p->ck.note). */
+static int cks_begin(struct hpart *p) {
+  const struct s3_http_resp *resp = &p->r.xfer.resp;
+  int whole = resp->status == 200;
+  uint64_t first, last, total;
+  if (resp->status == 206)
+    whole = hplan_parse_content_range(resp->content_range, &first, &last,
+                                      &total) == 0 &&
+            first == 0 && total != UINT64_MAX && last + 1 == total;
+  return hcks_part_begin(&p->ck, resp, whole);
+}
+
 static int get_sink(void *ctx, const char *data, size_t n) {
   struct hpart *p = ctx;
   struct hjob *j = p->job;
@@ -47,11 +61,16 @@ static int get_sink(void *ctx, const char *data, size_t n) {
     /* A GET in one request learns its total here. */
     if (cl >= 0 && p->number == 0)
       hxctl_set_total(j->ctl, (uint64_t)cl);
+    if (!p->ck.begun && cks_begin(p) != 0)
+      return sink_fail(p, HIPOBJ_E_PROTOCOL, "%s", p->ck.note);
   }
   if (n > cap - p->bytes)
     return sink_fail(p, HIPOBJ_E_BUFFER_TOO_SMALL,
                      "the object does not fit the %" PRIu64 "-byte buffer",
                      cap);
+  /* The checksum reads libcurl's buffer while it is in the cache. */
+  if (hcks_part_active(&p->ck))
+    hcks_part_update(&p->ck, data, n);
   if (p->stage) {
     if (hstage_get_write(p->stage, p->bytes, data, n) != 0)
       return sink_fail(p, HIPOBJ_E_IO, "%s", hstage_reason(p->stage));
@@ -65,6 +84,7 @@ static int get_sink(void *ctx, const char *data, size_t n) {
 static int get_rewind(struct hreq *r) {
   struct hpart *p = r->sink_ctx;
   p->bytes = 0;
+  hcks_part_reset(&p->ck);
   if (p->stage)
     hstage_get_rewind(p->stage);
   return 0;
@@ -72,7 +92,7 @@ static int get_rewind(struct hreq *r) {
 
 /* The answer must say exactly which bytes it carries, and all of them must
  * have arrived (and, staged, been copied). */
-static int get_check(struct hreq *r, struct hipobj_error *err) {
+static int get_check_bytes(struct hreq *r, struct hipobj_error *err) {
   struct hpart *p = r->sink_ctx;
   const struct s3_http_resp *resp = &r->xfer.resp;
   if (p->stage && hstage_get_flush(p->stage) != 0)
@@ -122,6 +142,17 @@ static int get_check(struct hreq *r, struct hipobj_error *err) {
   return HIPOBJ_OK;
 }
 
+/* ... and match the answer's own checksum, when it has one (cks.h). */
+static int get_check(struct hreq *r, struct hipobj_error *err) {
+  struct hpart *p = r->sink_ctx;
+  int rc = get_check_bytes(r, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  if (!p->ck.begun && cks_begin(p) != 0) /* an empty body */
+    return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "%s", p->ck.note);
+  return hcks_part_end(&p->ck, p->bytes, r->op_name, err);
+}
+
 static void get_request(struct hpart *p) {
   struct hjob *j = p->job;
   struct hreq *r = &p->r;
@@ -133,6 +164,8 @@ static void get_request(struct hpart *p) {
   }
   if (p->if_match && *p->if_match)
     s3_request_header(&r->req, "if-match", p->if_match);
+  if (p->ck.ask)
+    s3_request_header(&r->req, "x-amz-checksum-mode", "ENABLED");
   r->sink = get_sink;
   r->sink_ctx = p;
   r->before_attempt = get_rewind;
@@ -206,6 +239,7 @@ static void http_start(struct hpart *p) {
 }
 
 static void http_release(struct hpart *p) {
+  hcks_part_release(&p->ck);
   hstage_end(p->stage);
   p->stage = NULL;
   hreq_cleanup(&p->r);
@@ -242,6 +276,7 @@ static void mapped_start(struct hpart *p) {
 }
 
 static void mapped_release(struct hpart *p) {
+  hcks_part_release(&p->ck);
   hfile_window_unmap(&p->win, p->is_put ? 0 : p->bytes);
   hreq_cleanup(&p->r);
 }
