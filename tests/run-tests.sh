@@ -71,7 +71,7 @@ check_format() {
   fi
   local files=()
   mapfile -t files < <({
-    find include src s3 rdma examples -type f -name '*.[ch]' 2>/dev/null
+    find include src s3 rdma examples python/src -type f -name '*.[ch]' 2>/dev/null
     find tests -type f -name '*.c'
   } | sort)
   # One line per badly formatted file: the per-line diagnostics of a whole
