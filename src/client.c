@@ -11,6 +11,7 @@
 #include "hstruct.h"
 #include "mem_file.h"
 #include "rdma_glue.h"
+#include "rdma_gpu.h"
 #include "staging.h"
 
 int hipobj_client_create(const struct hipobj_client_config *cfg,
@@ -99,6 +100,7 @@ void hipobj_client_free(struct hipobj_client *c) {
     return;
   hsched_destroy(c->sched);
   hreq_hash_pool_destroy(c);
+  hrdma_gpu_client_destroy(c); /* before the engines they belong to */
   hrdma_client_destroy(c);
   s3_http_destroy(c->http);
   hfileq_destroy(c->fileq);

@@ -4,10 +4,12 @@
  * the window a GET of known size costs the same requests as with RDMA off. */
 #include "endpoint.h"
 
-#include "client_int.h"
+#include <time.h>
 
 static uint64_t now_ms(void) {
-  return (uint64_t)(hnow_seconds() * 1000.0) + 1;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + 1;
 }
 
 /* Whether the fact learnt at `at` still holds. */
@@ -20,31 +22,29 @@ static void note(uint64_t *at) {
   __atomic_store_n(at, now_ms(), __ATOMIC_RELAXED);
 }
 
-int hendpoint_rdma_declined(struct hipobj_client *c) {
-  return fresh(&c->facts.rdma_declined_ms);
+int hendpoint_rdma_declined(struct hendpoint_facts *f) {
+  return fresh(&f->rdma_declined_ms);
 }
 
-int hendpoint_rdma_mp(struct hipobj_client *c) {
-  int yes = fresh(&c->facts.rdma_mp_ms), no = fresh(&c->facts.rdma_no_mp_ms);
+int hendpoint_rdma_mp(struct hendpoint_facts *f) {
+  int yes = fresh(&f->rdma_mp_ms), no = fresh(&f->rdma_no_mp_ms);
   if (yes && no) /* both within the window: the later answer counts */
-    return c->facts.rdma_mp_ms > c->facts.rdma_no_mp_ms;
+    return f->rdma_mp_ms > f->rdma_no_mp_ms;
   return yes ? 1 : no ? 0 : -1;
 }
 
-void hendpoint_note_rdma_mp(struct hipobj_client *c, int mp) {
-  note(mp ? &c->facts.rdma_mp_ms : &c->facts.rdma_no_mp_ms);
+void hendpoint_note_rdma_mp(struct hendpoint_facts *f, int mp) {
+  note(mp ? &f->rdma_mp_ms : &f->rdma_no_mp_ms);
 }
 
-int hendpoint_crc32c(struct hipobj_client *c) {
-  return fresh(&c->facts.crc32c_ms);
+int hendpoint_crc32c(struct hendpoint_facts *f) {
+  return fresh(&f->crc32c_ms);
 }
 
-void hendpoint_note_crc32c(struct hipobj_client *c) {
-  note(&c->facts.crc32c_ms);
+void hendpoint_note_crc32c(struct hendpoint_facts *f) {
+  note(&f->crc32c_ms);
 }
 
-void hendpoint_note_rdma_declined(struct hipobj_client *c) {
-  note(&c->facts.rdma_declined_ms);
-  HLOG_INFO(&c->log, "the endpoint declined RDMA: HTTP for %.0f s",
-            HENDPOINT_TTL_S);
+void hendpoint_note_rdma_declined(struct hendpoint_facts *f) {
+  note(&f->rdma_declined_ms);
 }

@@ -123,6 +123,17 @@ int hgpu_export_dmabuf(const struct hipobj_mem *m, int *fd, uint64_t *offset,
  * one) and forgets its init state. No transfer may be in progress. */
 void hgpu_register_ops(enum hipobj_mem_kind kind, const struct hgpu_ops *ops);
 
+/* The registry's view, for the public calls (gpu_api.c): whether kind has
+ * a platform here, its name for messages, the ops registered for it (not
+ * initialised), and whether [ptr, ptr+len) lies inside the allocation
+ * info describes (err filled). */
+int hgpu_kind_valid(int kind);
+const char *hgpu_kind_name(int kind);
+const struct hgpu_ops *hgpu_declared(enum hipobj_mem_kind kind);
+int hgpu_check_range(const char *op, const void *ptr, size_t len,
+                     const struct hgpu_mem_info *info,
+                     struct hipobj_error *err);
+
 /* Helpers for backends. */
 void hgpu_why(char why[HGPU_WHY], const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -96,8 +96,8 @@ static enum hnext put_next(struct hjob *j, struct hpart *p, int *step) {
       /* AUTO: the object's CRC32C goes along; it replaces the signed
        * SHA-256 once this server has shown that it checks CRC32C. */
       p->crc32c = j->c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO;
-      p->sign = p->crc32c && hendpoint_crc32c(j->c) ? HREQ_SIGN_NONE
-                                                    : HREQ_SIGN_OBJECT;
+      p->sign = p->crc32c && hendpoint_crc32c(&j->c->facts) ? HREQ_SIGN_NONE
+                                                            : HREQ_SIGN_OBJECT;
       return HNEXT_PART;
     }
     if (busy(j))
@@ -349,9 +349,9 @@ int hjob_put_init(struct hipobj_client *c, const char *bucket, const char *key,
      * them: not for RDMA parts (the client never reads that data) nor for
      * an upload kept for resuming (its later parts come from the
      * step-by-step calls, which sign them). */
-    u->want_crc32c = c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO &&
-                     !u->keep_failed &&
-                     !(hpath_rdma_likely(j) && hendpoint_rdma_mp(c) != 0);
+    u->want_crc32c =
+        c->cfg.integrity == HIPOBJ_INTEGRITY_AUTO && !u->keep_failed &&
+        !(hpath_rdma_likely(j) && hendpoint_rdma_mp(&c->facts) != 0);
   }
   return HIPOBJ_OK;
 }

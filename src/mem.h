@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "hipobj.h"
+#include "mem_file.h"
 
 struct hlog;
 
@@ -28,12 +29,6 @@ int hmem_import(const char *op, const struct hipobj_mem *in,
 int hmem_export(const char *op, struct hipobj_mem *out,
                 const struct hipobj_mem *m, struct hipobj_error *err);
 
-/* The direction a transfer moves a descriptor's bytes in. */
-enum hmem_dir {
-  HMEM_ANY = 0,   /* not known yet: only what holds for both */
-  HMEM_READ = 1,  /* a PUT source: for a file, readable and inside it */
-  HMEM_WRITE = 2, /* a GET target: for a file, writable */
-};
 /* The checks that load a runtime or ask the kernel: a GPU pointer is its
  * platform's memory inside one allocation, a file is open the right way
  * (and, read, long enough). HIPOBJ_E_UNSUPPORTED when the runtime is

@@ -6,9 +6,14 @@
 
 #include <stdint.h>
 
-#include "mem.h"
-
 #define HFILE_WHY 512
+
+/* The direction a transfer moves a descriptor's bytes in. */
+enum hmem_dir {
+  HMEM_ANY = 0,   /* not known yet: only what holds for both */
+  HMEM_READ = 1,  /* a PUT source: for a file, readable and inside it */
+  HMEM_WRITE = 2, /* a GET target: for a file, writable */
+};
 
 /* Validates an open file for file memory: a seekable file opened for dir,
  * and for HMEM_READ [off, off+len) inside it. 0, or -1 with the cause. */

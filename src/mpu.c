@@ -178,7 +178,7 @@ int hmpu_create(struct hipobj_client *c, const char *bucket, const char *key,
                           sizeof alg) &&
       !strcasecmp(alg, "CRC32C")) {
     (*out)->crc32c = 1;
-    hendpoint_note_crc32c(c);
+    hendpoint_note_crc32c(&c->facts);
   }
   hreq_cleanup(&r);
   return rc;

@@ -16,7 +16,7 @@ const struct hpath *hpath_http_for(const struct hjob *j) {
 int hpath_rdma_likely(struct hjob *j) {
   if (j->policy == HIPOBJ_RDMA_OFF || j->mem->len == 0)
     return 0;
-  if (j->policy == HIPOBJ_RDMA_AUTO && hendpoint_rdma_declined(j->c))
+  if (j->policy == HIPOBJ_RDMA_AUTO && hendpoint_rdma_declined(&j->c->facts))
     return 0;
   return hrdma_ready(j->c, j->policy, j->mem, j->op, NULL) > 0;
 }
@@ -46,11 +46,12 @@ const struct hpath *hpath_choose(struct hjob *j, struct hpart *p,
   }
   /* A decline is remembered: no PREPARE until it expires (auto only; under
    * `require` the server is asked, and its answer is the error). */
-  if (j->policy == HIPOBJ_RDMA_AUTO && hendpoint_rdma_declined(j->c))
+  if (j->policy == HIPOBJ_RDMA_AUTO && hendpoint_rdma_declined(&j->c->facts))
     return http;
   /* Parts of a multipart upload only to a server that handles them (an
    * unknown server is asked: its PREPARE reply says). */
-  if (j->policy == HIPOBJ_RDMA_AUTO && p->nq && hendpoint_rdma_mp(j->c) == 0)
+  if (j->policy == HIPOBJ_RDMA_AUTO && p->nq &&
+      hendpoint_rdma_mp(&j->c->facts) == 0)
     return http;
   int ready = hrdma_ready(j->c, j->policy, j->mem, p->name, err);
   if (ready < 0)

@@ -11,7 +11,7 @@
 #include "base/strutil.h"
 #include "endpoint.h"
 #include "engine.h"
-#include "rdma_glue.h"
+#include "rdma_xfer.h"
 
 static int rdma_prepare(struct hpart *p) {
   (void)p; /* chunks and registrations are taken by the session itself */
@@ -34,15 +34,18 @@ static void rdma_start(struct hpart *p) {
   struct hrdma_outcome out;
   int rc = hrdma_transfer(j->c, &job, &out, &p->err);
   if (out.mp || out.no_mp) /* what PREPARE's reply said of parts */
-    hendpoint_note_rdma_mp(j->c, out.mp);
+    hendpoint_note_rdma_mp(&j->c->facts, out.mp);
   if (rc != HIPOBJ_OK) {
     p->status = rc;
     hstrlcpy(p->err.operation, p->name, sizeof p->err.operation);
   } else if (!out.done) {
     p->fallback = 1;
     p->declined = out.declined;
-    if (out.declined)
-      hendpoint_note_rdma_declined(j->c);
+    if (out.declined) {
+      hendpoint_note_rdma_declined(&j->c->facts);
+      HLOG_INFO(&j->c->log, "the endpoint declined RDMA: HTTP for %.0f s",
+                HENDPOINT_TTL_S);
+    }
   } else {
     p->bytes = out.bytes;
     hstrlcpy(p->etag, out.etag, sizeof p->etag);

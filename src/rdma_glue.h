@@ -40,10 +40,11 @@ int hrdma_policy(const struct hipobj_client *c, int request_policy);
 int hrdma_ready(struct hipobj_client *c, int request_policy,
                 const struct hipobj_mem *mem, const char *op,
                 struct hipobj_error *err);
-/* Tries the transfer by RDMA. HIPOBJ_OK with out->done, or with
- * out->fallback (use HTTP); an error only under the `require` policy. */
-int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
-                   struct hrdma_outcome *out, struct hipobj_error *err);
+/* The control requests of hipobj-rc-v2 as the engine wants them: signed
+ * S3 requests on the client's HTTP engine (rdma/rc_client.h's contract). */
+struct rdma_control_ops;
+void hrdma_control_ops_of(struct hipobj_client *c,
+                          struct rdma_control_ops *ops);
 /* Whether GPU memory m can go to the NIC directly (dma-buf), as far as
  * this client knows: the platform exports it and no registration on that
  * device was refused. */

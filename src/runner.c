@@ -108,7 +108,7 @@ static int check_crc32c_echo(struct hreq *r) {
                     "body whose CRC32C is %s",
                     echo, r->crc32c_b64);
   r->crc32c_confirmed = 1;
-  hendpoint_note_crc32c(r->client);
+  hendpoint_note_crc32c(&r->client->facts);
   return HIPOBJ_OK;
 }
 

@@ -5,6 +5,8 @@
 #   src/base/  includes only src/base/ and include/hipobj.h
 #   s3/        includes only s3/, src/base/ and include/hipobj.h
 #   rdma/      includes only rdma/, src/base/ and include/hipobj.h
+#   examples/  includes only examples/ and include/ (the tool is a user
+#              of the public API like any other)
 #
 # so s3/ and rdma/ never include each other, and nothing below src/
 # includes src/. Every #include "..." of those directories is resolved as
@@ -27,11 +29,13 @@ layer_of() {
   src/base/*) echo src/base/ ;;
   s3/*) echo s3/ ;;
   rdma/*) echo rdma/ ;;
+  examples/*) echo examples/ ;;
   esac
 }
 allowed_for() {
   case $1 in
   src/base/) echo "src/base/ include/hipobj.h" ;;
+  examples/) echo "examples/ include/" ;;
   *) echo "$1 src/base/ include/hipobj.h" ;;
   esac
 }
@@ -55,7 +59,7 @@ complain() {
 }
 
 files=()
-for d in src/base s3 rdma; do
+for d in src/base s3 rdma examples; do
   [ -d "$d" ] || continue
   while IFS= read -r f; do
     files+=("$f")

@@ -51,10 +51,25 @@ done
 
 # ---- build ------------------------------------------------------------------
 
+# <hipobj.h> includes hipobj/version.h, which meson generates from
+# version.h.in; this build has no meson, so it makes its own copy from the
+# version in meson.build's project() call.
+ver=$(sed -n "s/^ *version *: *'\([0-9]*\.[0-9]*\.[0-9]*\)'.*/\1/p" \
+  "$root/meson.build" | head -1)
+[ -n "$ver" ] || { echo "fuzz: no version in meson.build"; exit 1; }
+IFS=. read -r vmaj vmin vpat <<<"$ver"
+mkdir -p "$out/include/hipobj" || exit 1
+sed -e "s/@HIPOBJ_VERSION@/$ver/" -e "s/@HIPOBJ_VERSION_MAJOR@/$vmaj/" \
+  -e "s/@HIPOBJ_VERSION_MINOR@/$vmin/" -e "s/@HIPOBJ_VERSION_PATCH@/$vpat/" \
+  "$root/include/hipobj/version.h.in" >"$out/include/hipobj/version.h.new" &&
+  { cmp -s "$out/include/hipobj/version.h.new" "$out/include/hipobj/version.h" ||
+    mv "$out/include/hipobj/version.h.new" "$out/include/hipobj/version.h"; }
+rm -f "$out/include/hipobj/version.h.new"
+
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all)
 cflags=(-std=c11 -D_GNU_SOURCE -DHIPOBJ_BUILDING -g -O1
   -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
-  "${san[@]}" -I"$root/include" -I"$root"
+  "${san[@]}" -I"$root/include" -I"$out/include" -I"$root"
   $(pkg-config --cflags libxml-2.0 libmicrohttpd))
 libs=($(pkg-config --libs libxml-2.0 libcrypto) -lpthread)
 # The code under test: every file of the library's and the server's that
@@ -69,7 +84,7 @@ build_start=$SECONDS
 # A header newer than the last build rebuilds everything (cheap enough).
 stamp="$out/obj/.stamp"
 if [ -f "$stamp" ] && [ -n "$(find "$root/src" "$root/s3" "$root/rdma" \
-  "$root/include" "$root/tests/server" -name '*.h' -newer "$stamp" |
+  "$root/include" "$out/include" "$root/tests/server" -name '*.h' -newer "$stamp" |
   head -1)" ]; then
   rm -f "$out"/obj/*.o
 fi
