@@ -112,9 +112,10 @@ class Transfer(concurrent.futures.Future):
     says so. progress is (bytes_done, bytes_total). asyncio:
     ``await asyncio.wrap_future(t)``; cancelling that task cancels t."""
 
-    def __init__(self, xfer, finish, progress):
+    def __init__(self, mem, finish, progress):
         super().__init__()
-        self._x = xfer
+        self._x = None  # the extension's Xfer, once started
+        self._mem = mem
         self._finish = finish
         self._progress_fn = progress
 
@@ -128,20 +129,27 @@ class Transfer(concurrent.futures.Future):
     def progress(self):
         return self._x.progress
 
-    def _deliver(self):
+    def _deliver(self, x):
+        """On the dispatcher thread, once x (this transfer) has ended;
+        possibly before _start has stored x in self._x."""
         try:
-            t = self._x.result()
+            t = x.result()
         except Cancelled:
+            self._mem.close()
             concurrent.futures.Future.cancel(self)
             self.set_running_or_notify_cancel()  # wakes wait()/as_completed
             return
         except BaseException as e:  # the library's error, delivered
+            self._mem.close()
             self.set_exception(e)
             return
         try:
-            self.set_result(self._finish(t))
+            r = self._finish(t)
         except BaseException as e:
+            self._mem.close()
             self.set_exception(e)
+        else:
+            self.set_result(r)
 
 
 class MultipartUpload:
@@ -405,13 +413,14 @@ class Client:
         if progress is not None:
             kw["progress"] = True  # delivered by the dispatcher thread
         self._ensure_dispatcher()
+        fut = Transfer(mem, finish, progress)
         try:
-            x = start(bucket, key, mem.spec, **kw)
+            # user: the dispatcher finds the future through x from the
+            # start on, even when x ends before start() returns.
+            fut._x = start(bucket, key, mem.spec, user=fut, **kw)
         except BaseException:
             mem.close()
             raise
-        fut = Transfer(x, finish, progress)
-        x.user = fut
         return fut
 
     def get_async(self, bucket, key, out=None, range=None, *, if_match=None,
@@ -463,7 +472,7 @@ class Client:
                         _log.exception("hipobj: progress callback raised")
                 if done:
                     x.user = None  # the future and x referred to each other
-                    fut._deliver()
+                    fut._deliver(x)
 
     # ---- multipart, step by step ----
 

@@ -206,11 +206,17 @@ static PyObject *client_close(client_obj *self, PyObject *unused) {
                  self->calls);
     return NULL;
   }
+  /* closing first: client_cancel_all releases the GIL while it waits,
+   * and no thread may start a transfer on the client meanwhile. The
+   * dispatcher still delivers what is in flight: it ends only once
+   * inflight is 0. */
+  pthread_mutex_lock(&self->qmu);
+  self->closing = 1;
+  pthread_mutex_unlock(&self->qmu);
   if (self->pid == getpid()) {
     client_cancel_all(self);
   }
   pthread_mutex_lock(&self->qmu);
-  self->closing = 1;
   pthread_cond_broadcast(&self->qcv);
   pthread_mutex_unlock(&self->qmu);
   client_free_c(self);

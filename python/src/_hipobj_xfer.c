@@ -67,16 +67,30 @@ static void on_progress(void *user, uint64_t done, uint64_t total) {
 }
 
 /* Collects the result of a transfer that has ended (or ends it: cancel and
- * wait) and frees the library's transfer; releases the memory. GIL held. */
+ * wait) and frees the library's transfer; releases the memory. GIL held.
+ * Two threads may get here for one transfer (Client.close and the
+ * dispatcher): the first frees it, the other waits until it has. */
 static void xfer_finish(xfer_obj *x) {
-  if (x->x != NULL) {
-    struct hipobj_xfer *hx = x->x;
-    x->x = NULL;
+  struct hipobj_xfer *hx = x->x;
+  x->x = NULL; /* under the GIL: one thread takes it */
+  if (hx != NULL) {
     Py_BEGIN_ALLOW_THREADS;
-    x->status = hipobj_xfer_wait(hx, &x->res, x->err);
+    int status = hipobj_xfer_wait(hx, &x->res, x->err);
     hipobj_xfer_free(hx);
-    Py_END_ALLOW_THREADS;
+    pthread_mutex_lock(&x->mu);
+    x->status = status;
     x->finished = 1;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+    Py_END_ALLOW_THREADS;
+  } else if (x->started) {
+    Py_BEGIN_ALLOW_THREADS;
+    pthread_mutex_lock(&x->mu);
+    while (!x->finished) {
+      pthread_cond_wait(&x->cv, &x->mu);
+    }
+    pthread_mutex_unlock(&x->mu);
+    Py_END_ALLOW_THREADS;
   }
   pymem_release(&x->mem);
 }
@@ -112,31 +126,30 @@ static xfer_obj *xfer_alloc(client_obj *c) {
 
 PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
                      int async) {
-  static char *get_kw[] = {"bucket",      "key",       "mem",
-                           "has_range",   "offset",    "length",
-                           "if_match",    "part_size", "concurrency",
-                           "rdma_policy", "progress",  NULL};
+  static char *get_kw[] = {
+      "bucket",   "key",      "mem",       "has_range",   "offset",
+      "length",   "if_match", "part_size", "concurrency", "rdma_policy",
+      "progress", "user",     NULL};
   static char *put_kw[] = {"bucket",      "key",
                            "mem",         "content_type",
                            "part_size",   "multipart_threshold",
                            "concurrency", "keep_failed_upload",
                            "rdma_policy", "progress",
-                           NULL};
+                           "user",        NULL};
   const char *bucket, *key;
-  PyObject *spec, *rdma = NULL, *progress = Py_None;
+  PyObject *spec, *rdma = NULL, *progress = Py_None, *user = Py_None;
   struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
   struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
   unsigned long long off = 0, len = 0, part = 0, thr = 0;
   int has_range = 0, keep = 0;
-  int ok = is_get
-               ? PyArg_ParseTupleAndKeywords(args, kw, "ssO|$pKKzKIOO", get_kw,
-                                             &bucket, &key, &spec, &has_range,
-                                             &off, &len, &go.if_match, &part,
-                                             &go.concurrency, &rdma, &progress)
-               : PyArg_ParseTupleAndKeywords(
-                     args, kw, "ssO|$zKKIpOO", put_kw, &bucket, &key, &spec,
-                     &po.content_type, &part, &thr, &po.concurrency, &keep,
-                     &rdma, &progress);
+  int ok = is_get ? PyArg_ParseTupleAndKeywords(
+                        args, kw, "ssO|$pKKzKIOOO", get_kw, &bucket, &key,
+                        &spec, &has_range, &off, &len, &go.if_match, &part,
+                        &go.concurrency, &rdma, &progress, &user)
+                  : PyArg_ParseTupleAndKeywords(
+                        args, kw, "ssO|$zKKIpOOO", put_kw, &bucket, &key, &spec,
+                        &po.content_type, &part, &thr, &po.concurrency, &keep,
+                        &rdma, &progress, &user);
   if (!ok) {
     return NULL;
   }
@@ -164,6 +177,9 @@ PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
     return NULL;
   }
   x->async = async;
+  /* Set before the start: the dispatcher may see the end of x before
+   * xfer_start returns, and finds the future through user. */
+  x->user = user == Py_None ? NULL : Py_NewRef(user);
   x->want_progress = progress != Py_None;
   struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
   xo.done = on_done;
@@ -196,6 +212,7 @@ PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
                                     &hx, x->err);
   Py_END_ALLOW_THREADS;
   x->x = hx;
+  x->started = hx != NULL;
   if (rc != HIPOBJ_OK) {
     raise_hipobj(rc, x->err);
     if (async) {
@@ -267,11 +284,7 @@ PyObject *xfer_run_blocking(xfer_obj *x, PyObject *progress) {
      * transfer (a multipart upload is aborted) and report that instead. */
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    if (x->x != NULL) {
-      Py_BEGIN_ALLOW_THREADS;
-      hipobj_xfer_cancel(x->x);
-      Py_END_ALLOW_THREADS;
-    }
+    hipobj_xfer_cancel(x->x); /* NULL-safe, never blocks */
     xfer_finish(x);
     client_leave(c);
     PyErr_Restore(et, ev, tb);
@@ -343,15 +356,32 @@ PyObject *client_wait_event(client_obj *self, PyObject *unused) {
     Py_DECREF(ev);
     if (done) {
       x->delivered = 1;
+      /* After this no callback of x runs any more (hipobj_xfer_free waits
+       * for them), but on_done may have queued x again after this round
+       * took it: unlink it, or the queue would outlive x. */
       xfer_finish(x);
+      pthread_mutex_lock(&self->qmu);
+      if (x->queued) {
+        xfer_obj **pp = &self->qhead, *prev = NULL;
+        while (*pp != NULL && *pp != x) {
+          prev = *pp;
+          pp = &(*pp)->qnext;
+        }
+        if (*pp == x) {
+          *pp = x->qnext;
+          if (self->qtail == x) {
+            self->qtail = prev;
+          }
+        }
+        x->queued = 0;
+      }
+      self->inflight--;
+      pthread_mutex_unlock(&self->qmu);
       PyObject *id = PyLong_FromVoidPtr(x);
       if (id != NULL) {
         PyDict_DelItem(self->inflight_map, id); /* ev holds x */
         Py_DECREF(id);
       }
-      pthread_mutex_lock(&self->qmu);
-      self->inflight--;
-      pthread_mutex_unlock(&self->qmu);
     }
   }
   free(items);
@@ -366,12 +396,7 @@ void client_cancel_all(client_obj *self) {
   }
   Py_ssize_t n = PyList_Size(vals);
   for (Py_ssize_t i = 0; i < n; i++) {
-    xfer_obj *x = (xfer_obj *)PyList_GetItem(vals, i);
-    if (x->x != NULL) {
-      Py_BEGIN_ALLOW_THREADS;
-      hipobj_xfer_cancel(x->x);
-      Py_END_ALLOW_THREADS;
-    }
+    hipobj_xfer_cancel(((xfer_obj *)PyList_GetItem(vals, i))->x);
   }
   for (Py_ssize_t i = 0; i < n; i++) {
     xfer_finish((xfer_obj *)PyList_GetItem(vals, i));
@@ -381,13 +406,12 @@ void client_cancel_all(client_obj *self) {
 
 /* ---- the Xfer type ---- */
 
+/* hipobj_xfer_cancel only raises a flag and wakes the library's threads,
+ * so it runs with the GIL held: x->x is taken and freed by xfer_finish
+ * under the GIL, so it cannot be freed while this reads and uses it. */
 static PyObject *xfer_cancel(xfer_obj *x, PyObject *unused) {
   (void)unused;
-  if (x->x != NULL) {
-    Py_BEGIN_ALLOW_THREADS;
-    hipobj_xfer_cancel(x->x);
-    Py_END_ALLOW_THREADS;
-  }
+  hipobj_xfer_cancel(x->x);
   Py_RETURN_NONE;
 }
 
