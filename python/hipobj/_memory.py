@@ -9,10 +9,14 @@ Accepted, in the order tried:
     numpy arrays, mmap: host memory, C-contiguous;
   * ``__cuda_array_interface__`` (CuPy, PyTorch CUDA tensors, Numba): the
     library asks the GPU runtimes which device holds the pointer;
+  * PyTorch CPU tensors (any dtype, bfloat16 included): host memory at
+    data_ptr(), taken directly rather than through DLPack, whose
+    __dlpack_device__ asks CUDA whether the tensor is pinned: in a forked
+    DataLoader worker of a process that had used CUDA that call fails
+    ("CUDA error: initialization error");
   * DLPack (``__dlpack__`` / ``__dlpack_device__``): kDLCUDA (2) and
     kDLROCM (10) are HIPOBJ_MEM_CUDA / HIPOBJ_MEM_HIP on the device ordinal
-    the tensor names; kDLCPU and pinned host memory are host memory (this
-    is how a PyTorch CPU tensor of any dtype, bfloat16 included, goes).
+    the tensor names; kDLCPU and pinned host memory are host memory.
 Only contiguous memory is accepted: anything else is a ValueError naming
 the object, before any request is sent.
 """
@@ -174,6 +178,20 @@ def _dlpack_memory(obj, writable):
                     "neither host, CUDA nor ROCm memory")
 
 
+def _torch_cpu_memory(obj):
+    """A PyTorch CPU tensor's memory, or None for anything else."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(obj, torch.Tensor) or \
+            obj.device.type != "cpu":
+        return None
+    if not obj.is_contiguous():
+        raise ValueError(f"{_describe(obj)} is not contiguous: make it so "
+                         "(.contiguous()) first")
+    nbytes = obj.numel() * obj.element_size()
+    return Memory(("host", obj.data_ptr() if nbytes else 0, nbytes, obj),
+                  nbytes, "host")
+
+
 def resolve(obj, *, writable, length=None):
     """The Memory of obj. writable: a GET writes into it. length: a file
     GET's capacity, or how much of a file a PUT sends (None: the rest)."""
@@ -187,6 +205,10 @@ def resolve(obj, *, writable, length=None):
         mv = memoryview(obj)
     except TypeError:
         mv = None
+    if mv is None:
+        mem = _torch_cpu_memory(obj)
+        if mem is not None:
+            return mem
     if mv is not None:
         with mv:
             if not mv.c_contiguous:

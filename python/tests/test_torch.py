@@ -37,6 +37,22 @@ def test_cpu_tensors_as_memory(client, bucket):
                                                    dtype=torch.bfloat16)[::2])
 
 
+def test_cpu_tensors_do_not_go_through_dlpack(client, bucket):
+    # Tensor.__dlpack_device__ asks CUDA whether a CPU tensor is pinned,
+    # which fails in a forked DataLoader worker of a process that had used
+    # CUDA: CPU tensors are taken at their data_ptr() instead.
+    class NoDLPack(torch.Tensor):
+        def __dlpack_device__(self):
+            raise AssertionError("__dlpack_device__ was called")
+
+    client.put(bucket, "k", b"0123456789")
+    out = torch.zeros(10, dtype=torch.uint8).as_subclass(NoDLPack)
+    client.get(bucket, "k", out=out)
+    assert bytes(out.numpy()) == b"0123456789"
+    client.put(bucket, "k2", out[2:6])  # a view: data_ptr() has the offset
+    assert client.get(bucket, "k2").data == b"2345"
+
+
 def test_load_safetensors_cpu(client, bucket):
     entries, expect = sample()
     bf = torch.tensor([1.5, -3.0, 0.25, 1e30], dtype=torch.bfloat16)
