@@ -155,15 +155,17 @@ static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
  *
  *  On tmpfs (/dev/shm), where the kernel makes one file's writes take
  *  turns, a process allowed 8 or more CPUs (affinity mask and cgroup CPU
- *  quota) writes a GET through
- *  short-lived mappings of at most 4 MiB instead, so that parts in flight
- *  copy in parallel (a descriptor open O_RDWR is needed for that; O_WRONLY
- *  keeps pwrite). Each range is allocated with fallocate() first, so a
- *  full tmpfs is an error ("fallocate: No space left on device"), not
- *  SIGBUS; a file that another process shrinks during the GET, which the
- *  rules below forbid anyway, would raise SIGBUS there. The environment
- *  variable HIPOBJ_FILE_MAP=0 (never) or 1 (always, on tmpfs) overrides
- *  the choice.
+ *  quota) maps each part's range of the file instead (parts of up to 64
+ *  MiB; larger ones through the pool in mappings of at most 4 MiB): the
+ *  HTTP body is copied straight into the file, or sent from it, without a
+ *  staging chunk, and parts in flight copy in parallel (a GET target must
+ *  be open O_RDWR for that; O_WRONLY keeps pwrite). Each GET range is
+ *  allocated with fallocate() first, so a full tmpfs is an error
+ *  ("fallocate: No space left on device"), not SIGBUS; a file that another
+ *  process shrinks during the transfer, which the rules below forbid
+ *  anyway, would raise SIGBUS there. The environment variable
+ *  HIPOBJ_FILE_MAP=0 (never) or 1 (always, on tmpfs) overrides the
+ *  choice.
  *
  *  - As a GET destination, fd must be open for writing (O_WRONLY or
  *    O_RDWR); the object's bytes are written at offset.., extending the
@@ -179,7 +181,8 @@ static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
  *  Pipes, sockets and directories are refused (HIPOBJ_E_INVALID_ARGUMENT),
  *  and so is a GET target opened with O_APPEND (pwrite would ignore the
  *  offset). hipobj_gpu_alloc() and hipobj_gpu_copy() do not take file
- *  memory. Results report HIPOBJ_PATH_HTTP_STAGED. */
+ *  memory. Results report HIPOBJ_PATH_HTTP_STAGED, or HIPOBJ_PATH_HTTP
+ *  when every part moved through a mapping of the file. */
 static inline struct hipobj_mem hipobj_mem_file(int fd, uint64_t offset,
                                                 size_t len) {
   struct hipobj_mem m = {sizeof m, HIPOBJ_MEM_FILE, 0, NULL, len, fd, offset};

@@ -16,6 +16,7 @@
 
 #include "base/workq.h"
 #include "client_int.h"
+#include "mem_file.h"
 
 struct hjob;
 struct hpart;
@@ -48,8 +49,8 @@ struct hpath {
   void (*release)(struct hpart *p);
 };
 
-extern const struct hpath hpath_http, hpath_http_staged, hpath_rdma_direct,
-    hpath_rdma_staged;
+extern const struct hpath hpath_http, hpath_http_staged, hpath_http_mapped,
+    hpath_rdma_direct, hpath_rdma_staged;
 
 /* Whether RDMA will probably move j's parts (policy, engine, endpoint):
  * plans that must name sizes up front for RDMA ask this. */
@@ -60,7 +61,7 @@ int hpath_rdma_likely(struct hjob *j);
 const struct hpath *hpath_choose(struct hjob *j, struct hpart *p,
                                  struct hipobj_error *err);
 /* The HTTP path for j's memory (a part that RDMA could not move). */
-const struct hpath *hpath_http_for(const struct hjob *j);
+const struct hpath *hpath_http_for(const struct hjob *j, const struct hpart *p);
 
 /* ---- parts ------------------------------------------------------------------
  */
@@ -106,6 +107,7 @@ struct hpart {
   int crc32c_confirmed; /* the server echoed it */
   /* path state */
   struct hstage *stage;
+  struct hfile_window win; /* http-mapped: the part's window of the file */
   struct htask task;       /* a blocking part on the workers' queue */
   struct hpart *redo_next; /* in the job's redo list */
   int busy;

@@ -98,10 +98,14 @@ static void write_turn_init(void) {
 
 static int map_allowed;
 static pthread_once_t map_once = PTHREAD_ONCE_INIT;
-static _Atomic uint64_t mapped_bytes;
+static _Atomic uint64_t mapped_bytes, mapped_read_bytes;
 
 uint64_t hfile_mapped_bytes(void) {
   return mapped_bytes;
+}
+
+uint64_t hfile_mapped_read_bytes(void) {
+  return mapped_read_bytes;
 }
 
 static void map_decide(void) {
@@ -161,6 +165,75 @@ static int map_write(int fd, pthread_mutex_t *turn, off_t off, const char *src,
     n -= k;
   }
   return 1;
+}
+
+/* ---- a part's window, mapped (tmpfs) ------------------------------------ */
+
+/* Where the mapped choice holds, the HTTP path reads a PUT's body from, or
+ * copies a GET's body into, a mapping of the part's whole window instead
+ * of a staging chunk: one copy per byte fewer (libcurl's buffer -> chunk ->
+ * file becomes libcurl's buffer -> file), and no file thread. */
+int hfile_window_wanted(int fd, enum hmem_dir dir) {
+  if (!map_wanted(fd))
+    return 0;
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0)
+    return 0;
+  /* A shared writable mapping needs the descriptor open for reading too. */
+  return dir == HMEM_WRITE ? (fl & O_ACCMODE) == O_RDWR
+                           : (fl & O_ACCMODE) != O_WRONLY;
+}
+
+int hfile_window_map(int fd, uint64_t at, size_t n, enum hmem_dir dir,
+                     struct hfile_window *w, char why[HFILE_WHY]) {
+  memset(w, 0, sizeof *w);
+  off_t off;
+  if (n == 0 || file_off(at, n, &off, why) != 0) {
+    if (n == 0)
+      why_set(why, "an empty window cannot be mapped");
+    return -1;
+  }
+  if (dir == HMEM_WRITE) {
+    /* Allocated first, in the writers' turn (see map_write): a full file
+     * system is an error here, not SIGBUS in the copy. */
+    pthread_once(&write_turn_once, write_turn_init);
+    pthread_mutex_t *turn = &write_turn[(unsigned)fd % WRITE_STRIPES];
+    pthread_mutex_lock(turn);
+    int rc = fallocate(fd, 0, off, (off_t)n);
+    int err = errno;
+    pthread_mutex_unlock(turn);
+    if (rc != 0) {
+      why_set(why, "fallocate: %s", strerror(err));
+      return -1;
+    }
+  }
+  size_t pg = page_size();
+  off_t base = off - (off_t)((uint64_t)off % pg);
+  size_t lead = (size_t)(off - base);
+  int prot = dir == HMEM_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;
+  char *m = mmap(NULL, lead + n, prot, MAP_SHARED | MAP_POPULATE, fd, base);
+  if (m == MAP_FAILED) {
+    why_set(why, "mmap of %zu bytes of the file: %s", lead + n,
+            strerror(errno));
+    return -1;
+  }
+  w->map = m;
+  w->map_len = lead + n;
+  w->ptr = m + lead;
+  w->len = n;
+  w->writable = dir == HMEM_WRITE;
+  return 0;
+}
+
+void hfile_window_unmap(struct hfile_window *w, uint64_t written) {
+  if (!w->map)
+    return;
+  munmap(w->map, w->map_len);
+  if (w->writable)
+    mapped_bytes += written;
+  else
+    mapped_read_bytes += w->len;
+  memset(w, 0, sizeof *w);
 }
 
 /* Host -> file: all n bytes at the address's offset, in one turn (mapped:

@@ -14,6 +14,12 @@
 #include "plan.h"
 #include "staging.h"
 
+/* Where a part's bytes are in host memory: the caller's buffer, or the
+ * part's mapped window of a file. */
+static char *part_mem(struct hpart *p) {
+  return p->win.ptr ? p->win.ptr : (char *)p->job->mem->ptr + p->mem_off;
+}
+
 /* ---- GET ----------------------------------------------------------------- */
 
 static int sink_fail(struct hpart *p, int status, const char *fmt, ...)
@@ -50,7 +56,7 @@ static int get_sink(void *ctx, const char *data, size_t n) {
     if (hstage_get_write(p->stage, p->bytes, data, n) != 0)
       return sink_fail(p, HIPOBJ_E_IO, "%s", hstage_reason(p->stage));
   } else {
-    memcpy((char *)j->mem->ptr + p->mem_off + p->bytes, data, n);
+    memcpy(part_mem(p) + p->bytes, data, n);
   }
   p->bytes += n;
   return 0;
@@ -153,7 +159,7 @@ static void put_request(struct hpart *p) {
    * same as for an RDMA PUT, which cannot carry one. */
   if (p->content_type)
     s3_request_header(&r->req, "content-type", p->content_type);
-  r->body = (const char *)j->mem->ptr + p->mem_off;
+  r->body = part_mem(p);
   r->body_len = p->len;
   r->send_body = 1;
   r->crc32c = p->crc32c;
@@ -220,6 +226,26 @@ static int staged_prepare(struct hpart *p) {
   return rc == HSTAGE_AGAIN ? HPATH_AGAIN : rc;
 }
 
+/* Mapped (a file on tmpfs): the window is mapped on a worker (populating
+ * it takes a while), then the part runs as over host memory. */
+static void mapped_start(struct hpart *p) {
+  struct hjob *j = p->job;
+  char why[HFILE_WHY];
+  if (hfile_window_map(j->mem->fd, j->mem->offset + p->mem_off, p->len,
+                       p->is_put ? HMEM_READ : HMEM_WRITE, &p->win, why) != 0) {
+    p->status = herr_set(&p->err, HIPOBJ_E_IO, p->name, "%s failed: %s",
+                         p->is_put ? "file read" : "file write", why);
+    hpart_done(p);
+    return;
+  }
+  http_start(p);
+}
+
+static void mapped_release(struct hpart *p) {
+  hfile_window_unmap(&p->win, p->is_put ? 0 : p->bytes);
+  hreq_cleanup(&p->r);
+}
+
 const struct hpath hpath_http = {
     .name = "http",
     .id = HIPOBJ_PATH_HTTP,
@@ -234,4 +260,13 @@ const struct hpath hpath_http_staged = {
     .prepare = staged_prepare,
     .start = http_start,
     .release = http_release,
+};
+
+const struct hpath hpath_http_mapped = {
+    .name = "http-mapped",
+    .id = HIPOBJ_PATH_HTTP,
+    .blocking = 1,
+    .prepare = http_prepare,
+    .start = mapped_start,
+    .release = mapped_release,
 };
