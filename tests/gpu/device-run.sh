@@ -78,6 +78,8 @@ fi
 #   sweep    `hipobj cp` over concurrency x staging pool (cp-sweep.sh;
 #            HIPOBJ_SWEEP_CONCURRENCY, HIPOBJ_SWEEP_POOL,
 #            HIPOBJ_SWEEP_IO_THREADS: the values)
+#   python   the Python package's tests and load_safetensors benchmark
+#            (python/bench/device-python.sh)
 # compare.sh and profile.sh want a build directory: one of links to the
 # programs.
 fake=/tmp/hipobj-device-build
@@ -123,8 +125,13 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
         --io-threads "${HIPOBJ_SWEEP_IO_THREADS:-default}" 2>&1 | tee "$out/sweep.log"
       [ "${PIPESTATUS[0]}" = 0 ] || rc=1
       ;;
+    python)
+      # The Python package: its tests and python/bench/load_safetensors.py
+      # (carried by python/bench/prepare-device.sh).
+      bash python/bench/device-python.sh "$server" || rc=1
+      ;;
     *)
-      log "HIPOBJ_DEVICE_JOB: unknown job '$job' (scaling, compare, profile, sweep)"
+      log "HIPOBJ_DEVICE_JOB: unknown job '$job' (scaling, compare, profile, sweep, python)"
       rc=2
       ;;
     esac
