@@ -155,17 +155,20 @@ static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
  *  object; the file's position is never used or changed. fd is borrowed:
  *  the library neither closes nor duplicates it.
  *
- *  On tmpfs (/dev/shm), where the kernel makes one file's writes take
- *  turns, a process allowed 8 or more CPUs (affinity mask and cgroup CPU
- *  quota) writes a GET through
- *  short-lived mappings of at most 4 MiB instead, so that parts in flight
- *  copy in parallel (a descriptor open O_RDWR is needed for that; O_WRONLY
- *  keeps pwrite). Each range is allocated with fallocate() first, so a
- *  full tmpfs is an error ("fallocate: No space left on device"), not
- *  SIGBUS; a file that another process shrinks during the GET, which the
- *  rules below forbid anyway, would raise SIGBUS there. The environment
- *  variable HIPOBJ_FILE_MAP=0 (never) or 1 (always, on tmpfs) overrides
- *  the choice.
+ *  On tmpfs (/dev/shm), a PUT from a process allowed 8 or more CPUs
+ *  (affinity mask and cgroup CPU quota) maps each part's range of the file
+ *  instead (parts of up to 64 MiB) and sends the body from the mapping, a
+ *  copy per byte fewer than pread into a chunk. With HIPOBJ_FILE_MAP=1 a
+ *  GET into tmpfs maps too (parts of up to 64 MiB whole, larger ones in
+ *  windows of at most 4 MiB behind the pool), so that parts in flight copy
+ *  in parallel where pwrite makes one file's writes take turns; it is not
+ *  the default because the kernel zeroes every mapped page before the copy
+ *  (a GET target must be open O_RDWR for that; O_WRONLY keeps pwrite).
+ *  Each mapped GET range is allocated with fallocate() first, so a full
+ *  tmpfs is an error ("fallocate: No space left on device"), not SIGBUS; a
+ *  file that another process shrinks during the transfer, which the rules
+ *  below forbid anyway, would raise SIGBUS there. HIPOBJ_FILE_MAP=0 never
+ *  maps.
  *
  *  - As a GET destination, fd must be open for writing (O_WRONLY or
  *    O_RDWR); the object's bytes are written at offset.., extending the
@@ -181,7 +184,8 @@ static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
  *  Pipes, sockets and directories are refused (HIPOBJ_E_INVALID_ARGUMENT),
  *  and so is a GET target opened with O_APPEND (pwrite would ignore the
  *  offset). hipobj_gpu_alloc() and hipobj_gpu_copy() do not take file
- *  memory. Results report HIPOBJ_PATH_HTTP_STAGED. */
+ *  memory. Results report HIPOBJ_PATH_HTTP_STAGED, or HIPOBJ_PATH_HTTP
+ *  when every part moved through a mapping of the file. */
 static inline struct hipobj_mem hipobj_mem_file(int fd, uint64_t offset,
                                                 size_t len) {
   struct hipobj_mem m = {sizeof m, HIPOBJ_MEM_FILE, 0, NULL, len, fd, offset};
@@ -345,6 +349,21 @@ enum hipobj_integrity {
   HIPOBJ_INTEGRITY_NONE = 2,
 };
 
+/** Whether a GET asks for the checksums the server keeps with the object
+ *  (x-amz-checksum-mode: ENABLED) and verifies the bytes against them
+ *  (README "Checksums"). */
+enum hipobj_checksum_mode {
+  /** GET options: the client's. Client: HIPOBJ_CHECKSUM_MODE (verify or
+   *  off), else VERIFY. */
+  HIPOBJ_CHECKSUM_MODE_DEFAULT = 0,
+  /** Verify what can be verified: a whole object against its full-object
+   *  checksum (CRC-64/NVME across parts; CRC32C, CRC32 or SHA-256 when it
+   *  comes in one answer). A mismatch fails with HIPOBJ_E_INTEGRITY. */
+  HIPOBJ_CHECKSUM_MODE_VERIFY = 1,
+  /** Neither ask nor verify. */
+  HIPOBJ_CHECKSUM_MODE_OFF = 2,
+};
+
 /** Client configuration. Initialise with HIPOBJ_CLIENT_CONFIG_INIT; every
  *  zero/NULL field takes its default. Strings are copied by
  *  hipobj_client_create(). Where a field is NULL the AWS environment is used,
@@ -433,6 +452,9 @@ struct hipobj_client_config {
    *  S3 may think for minutes there, sending only whitespace to keep the
    *  connection alive. (Appended last: struct_size keeps older callers.) */
   unsigned low_speed_bytes_per_s;
+  /** Whether GETs verify the object's checksums (default: VERIFY, or
+   *  HIPOBJ_CHECKSUM_MODE); each GET may say otherwise. */
+  enum hipobj_checksum_mode checksum_mode;
 };
 
 /** Initialiser for struct hipobj_client_config. */
@@ -502,6 +524,19 @@ enum hipobj_data_path {
  * "rdma-staged". */
 HIPOBJ_API const char *hipobj_data_path_name(enum hipobj_data_path path);
 
+/** A checksum a server keeps with an object (x-amz-checksum-*): what a GET
+ *  verified the bytes against (struct hipobj_xfer_result.checksum). */
+enum hipobj_checksum {
+  HIPOBJ_CHECKSUM_NONE = 0,      /**< Nothing was verified. */
+  HIPOBJ_CHECKSUM_CRC64NVME = 1, /**< The object's CRC-64/NVME. */
+  HIPOBJ_CHECKSUM_CRC32C = 2,    /**< The object's CRC32C (full object). */
+  HIPOBJ_CHECKSUM_CRC32 = 3,     /**< The object's CRC32 (full object). */
+  HIPOBJ_CHECKSUM_SHA256 = 4,    /**< The object's SHA-256 (full object). */
+};
+
+/** Name of a checksum: "none", "crc64nvme", "crc32c", "crc32", "sha256". */
+HIPOBJ_API const char *hipobj_checksum_name(enum hipobj_checksum checksum);
+
 #define HIPOBJ_ETAG_MAX 128
 #define HIPOBJ_UPLOAD_ID_MAX 1024
 
@@ -519,6 +554,17 @@ struct hipobj_xfer_result {
   char etag[HIPOBJ_ETAG_MAX]; /**< ETag of the object / part, quotes kept. */
   char upload_id[HIPOBJ_UPLOAD_ID_MAX]; /**< Multipart upload id kept on failure
                                            (keep_failed_upload). */
+  /** GET: the checksum of the whole object that the bytes written were
+   *  verified against, by this process (HIPOBJ_CHECKSUM_NONE: none; then
+   *  checksum_note says why). A mismatch is HIPOBJ_E_INTEGRITY. */
+  enum hipobj_checksum checksum;
+  /** GET: that checksum's value as the server sent it (base64). */
+  char checksum_value[48];
+  /** GET: what was not verified and why, "" when nothing is to say: a
+   *  range of the object, no checksum kept by the server, a composite
+   *  (per-part) checksum, verification off, GPU memory written by RDMA
+   *  (only the server's CRC of what it sent could be checked). */
+  char checksum_note[160];
   /** GET: the object's Last-Modified, Unix time (seconds); 0 when the
    *  answer had none (or the data came by RDMA). */
   int64_t last_modified;
@@ -548,6 +594,8 @@ struct hipobj_get_opts {
   unsigned concurrency;
   /** RDMA policy of this request; default: the client's. */
   enum hipobj_rdma_policy rdma_policy;
+  /** Checksum verification of this GET; default: the client's. */
+  enum hipobj_checksum_mode checksum_mode;
 };
 /** Initialiser for struct hipobj_get_opts. */
 #define HIPOBJ_GET_OPTS_INIT                                                   \
@@ -556,7 +604,11 @@ struct hipobj_get_opts {
 /** Reads an object, or a byte range of it, into dst. The bytes land directly
  *  in dst->ptr. The call fails with HIPOBJ_E_BUFFER_TOO_SMALL (writing
  *  nothing past dst->len) when the data does not fit; res->bytes is the
- *  number of bytes written and is only complete when HIPOBJ_OK is returned. */
+ *  number of bytes written and is only complete when HIPOBJ_OK is returned.
+ *  Unless checksum_mode is OFF, a whole object is verified against the
+ *  checksum the server keeps with it (res->checksum says which, or
+ *  res->checksum_note why none): a mismatch fails with HIPOBJ_E_INTEGRITY,
+ *  the bytes already written being wrong. */
 HIPOBJ_API int hipobj_s3_get(struct hipobj_client *client, const char *bucket,
                              const char *key, const struct hipobj_mem *dst,
                              const struct hipobj_get_opts *opts,

@@ -514,7 +514,7 @@ static int transfer(struct session *s) {
     crc = crc64nvme(s->buf, (size_t)s->fin.bytes);
   }
   if (crc != s->fin.crc)
-    return fail(s, HIPOBJ_E_PROTOCOL, 0, fin.http_status,
+    return fail(s, HIPOBJ_E_INTEGRITY, 0, fin.http_status,
                 "CRC64NVME mismatch: FINAL says %016llx, the buffer has "
                 "%016llx",
                 (unsigned long long)s->fin.crc, (unsigned long long)crc);
@@ -684,6 +684,7 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
     s.len = (uint32_t)len;
     int ready_before = res->ready_sent;
     res->ready_sent = 0;
+    res->checksum_present = res->checksum_verified = 0;
     rc = run_session(&s);
     int too_large = rc != HIPOBJ_OK && res->http_status == 413 &&
                     !res->ready_sent && len / 2 >= RDMA_MIN_SESSION;
@@ -707,6 +708,13 @@ int rdma_rc_get(struct rdma_engine *e, const struct rdma_rc_request *rq,
     hstrlcpy(etag, s.fin.etag, sizeof etag);
     hstrlcpy(res->etag, s.fin.etag, sizeof res->etag);
     hstrlcpy(res->version_id, s.fin.version_id, sizeof res->version_id);
+    /* The CRC of everything so far: CRC(A || B) from CRC(A), CRC(B). */
+    res->crc = res->sessions
+                   ? crc64nvme_combine(res->crc, s.fin.crc, s.fin.bytes)
+                   : s.fin.crc;
+    res->crc_ok = (res->sessions ? res->crc_ok : 1) && s.fin.has_crc;
+    res->crc_checked =
+        (res->sessions ? res->crc_checked : 1) && res->checksum_verified;
     done += s.fin.bytes;
     res->bytes = done;
     res->sessions++;

@@ -197,7 +197,12 @@ struct rdma_rc_result {
   int no_mp;             /* failed because a part needs mp and it was absent */
   int checksum_present;  /* FINAL carried a CRC64NVME of the last session */
   int checksum_verified; /* ... and it was recomputed over the buffer */
-  char reason[256];      /* one line; "" on success */
+  /* GET: the CRC-64/NVME of all `bytes`, joined from every session's
+   * FINAL (crc_ok: each had one), and whether each was recomputed over
+   * the buffer (host memory) rather than only reported by the server. */
+  int crc_ok, crc_checked;
+  uint64_t crc;
+  char reason[256]; /* one line; "" on success */
 };
 
 /* GetObject of [offset, offset+size) into buf: split into sessions of at

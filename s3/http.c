@@ -219,6 +219,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
   long status = 0;
   curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
   int ok = status >= 200 && status < 300;
+  /* The sink may look at the answer's status (a GET's checksum does). */
+  x->resp.status = status;
   if (ok && x->sink) {
     if (x->sink(x->sink_ctx, data, len) != 0) {
       x->resp.aborted_by_sink = 1;

@@ -493,6 +493,29 @@ static int resolve_rdma(struct resolver *r,
   return HIPOBJ_OK;
 }
 
+/* checksum_mode: the field, else HIPOBJ_CHECKSUM_MODE, else verify. */
+static int resolve_checksum_mode(struct resolver *r,
+                                 const struct hipobj_client_config *in,
+                                 struct hcfg *out) {
+  int m = (int)in->checksum_mode;
+  if (m < HIPOBJ_CHECKSUM_MODE_DEFAULT || m > HIPOBJ_CHECKSUM_MODE_OFF)
+    return herr_set(r->err, HIPOBJ_E_INVALID_ARGUMENT, OP,
+                    "checksum_mode %d is not a valid enum "
+                    "hipobj_checksum_mode",
+                    m);
+  if (m == HIPOBJ_CHECKSUM_MODE_DEFAULT) {
+    const char *v = env_get(r, "HIPOBJ_CHECKSUM_MODE");
+    m = HIPOBJ_CHECKSUM_MODE_VERIFY;
+    if (v && !strcasecmp(v, "off"))
+      m = HIPOBJ_CHECKSUM_MODE_OFF;
+    else if (v && *v && strcasecmp(v, "verify"))
+      return herr_set(r->err, HIPOBJ_E_CONFIG, OP,
+                      "HIPOBJ_CHECKSUM_MODE='%s' is not verify or off", v);
+  }
+  out->checksum_mode = m;
+  return HIPOBJ_OK;
+}
+
 /* io_threads: the field, else HIPOBJ_IO_THREADS, else half the CPUs. */
 static int resolve_io_threads(struct resolver *r,
                               const struct hipobj_client_config *in,
@@ -540,6 +563,7 @@ static int resolve(struct resolver *r, const struct hipobj_client_config *in,
     return rc;
   set_numbers(in, out);
   if ((rc = resolve_rdma(r, in, out)) ||
+      (rc = resolve_checksum_mode(r, in, out)) ||
       (rc = resolve_io_threads(r, in, out)) ||
       (rc = resolve_low_speed(r, in, out)))
     return rc;

@@ -31,6 +31,7 @@ struct hcfg {
   uint64_t multipart_threshold;
   int integrity;              /* HIPOBJ_INTEGRITY_* */
   int rdma_policy;            /* HIPOBJ_RDMA_AUTO/OFF/REQUIRE, resolved */
+  int checksum_mode;          /* HIPOBJ_CHECKSUM_MODE_VERIFY/OFF, resolved */
   char *rdma_device;          /* NULL: choose */
   int rdma_gid_index;         /* -1: choose */
   size_t staging_pool_bytes;  /* pinned staging memory for GPU data */

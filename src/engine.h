@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #include "base/workq.h"
+#include "cks.h"
 #include "client_int.h"
+#include "mem_file.h"
 
 struct hjob;
 struct hpart;
@@ -48,8 +50,8 @@ struct hpath {
   void (*release)(struct hpart *p);
 };
 
-extern const struct hpath hpath_http, hpath_http_staged, hpath_rdma_direct,
-    hpath_rdma_staged;
+extern const struct hpath hpath_http, hpath_http_staged, hpath_http_mapped,
+    hpath_rdma_direct, hpath_rdma_staged;
 
 /* Whether RDMA will probably move j's parts (policy, engine, endpoint):
  * plans that must name sizes up front for RDMA ask this. */
@@ -60,7 +62,7 @@ int hpath_rdma_likely(struct hjob *j);
 const struct hpath *hpath_choose(struct hjob *j, struct hpart *p,
                                  struct hipobj_error *err);
 /* The HTTP path for j's memory (a part that RDMA could not move). */
-const struct hpath *hpath_http_for(const struct hjob *j);
+const struct hpath *hpath_http_for(const struct hjob *j, const struct hpart *p);
 
 /* ---- parts ------------------------------------------------------------------
  */
@@ -105,8 +107,12 @@ struct hpart {
   char etag[HIPOBJ_ETAG_MAX];
   char crc32c_b64[12];  /* the CRC32C sent, "" when none */
   int crc32c_confirmed; /* the server echoed it */
+  /* GET: what its checksums ask, compute and verified (cks.h); the plan
+   * sets ck.ask and ck.want64. */
+  struct hcks_part ck;
   /* path state */
   struct hstage *stage;
+  struct hfile_window win; /* http-mapped: the part's window of the file */
   struct htask task;       /* a blocking part on the workers' queue */
   struct hpart *redo_next; /* in the job's redo list */
   int busy;

@@ -1,11 +1,13 @@
 /* gpu_hip.c - the HIP (AMD GPU) memory platform. Compiled against the HIP
  * headers when the build finds them (HIPOBJ_HAVE_HIP_HEADERS; Debian's
  * libamdhip64-dev), but never linked: the runtime is loaded with dlopen
- * (libamdhip64.so, .so.6, .so.5) on first use and called through pointers
- * typed from the headers. The dma-buf export uses what the headers offer
- * (HIPOBJ_HIP_DMABUF: 1 hipMemGetHandleForAddressRange, 2 HSA's
- * hsa_amd_portable_export_dmabuf, 0 none: export reported unsupported).
- * Without the headers every call reports "built without HIP headers". */
+ * (libamdhip64.so, .so.7, .so.6, .so.5) on first use and called through
+ * pointers typed from the headers. dma-buf export:
+ * hipMemGetHandleForAddressRange when the loaded runtime has it, whatever the
+ * headers (Debian's ROCm 5.2 headers lack it, a newer runtime on the machine
+ * has it), else HSA's hsa_amd_portable_export_dmabuf when the headers offer
+ * that (HIPOBJ_HIP_DMABUF 2), else export is reported unsupported. Without the
+ * headers every call reports "built without HIP headers". */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +36,18 @@
 
 #define MAX_DEVICES 64
 #define FN(name) __typeof__(name) *name
+
+/* hipMemGetHandleForAddressRange: typed from the headers where they declare
+ * it (HIPOBJ_HIP_DMABUF 1), else from ROCm's declaration, written here. */
+#if HIPOBJ_HIP_DMABUF == 1
+typedef __typeof__(hipMemGetHandleForAddressRange) range_handle_fn;
+#define RANGE_HANDLE_DMABUF_FD hipMemRangeHandleTypeDmaBufFd
+#else
+typedef hipError_t range_handle_fn(void *handle, hipDeviceptr_t dptr,
+                                   size_t size, unsigned handle_type,
+                                   unsigned long long flags);
+#define RANGE_HANDLE_DMABUF_FD 1u /* hipMemRangeHandleTypeDmaBufFd */
+#endif
 
 static struct {
   void *lib;
@@ -71,9 +85,9 @@ static struct {
   /* Optional (ROCm 5.0+): the allocation's buffer id, for the RDMA
    * registration cache (NULL: registrations of HIP memory are not kept). */
   FN(hipPointerGetAttribute);
-#if HIPOBJ_HIP_DMABUF == 1
-  FN(hipMemGetHandleForAddressRange);
-#elif HIPOBJ_HIP_DMABUF == 2
+  /* Optional (newer ROCm): dma-buf export (NULL: see below). */
+  range_handle_fn *hipMemGetHandleForAddressRange;
+#if HIPOBJ_HIP_DMABUF == 2
   FN(hsa_amd_portable_export_dmabuf);
 #endif
 } hp;
@@ -173,10 +187,9 @@ static int load_symbols(char why[HGPU_WHY]) {
   }
   void *opt = dlsym(hp.lib, "hipPointerGetAttribute");
   memcpy(&hp.hipPointerGetAttribute, &opt, sizeof opt);
-#if HIPOBJ_HIP_DMABUF == 1
-  void *s = dlsym(hp.lib, "hipMemGetHandleForAddressRange");
-  memcpy(&hp.hipMemGetHandleForAddressRange, &s, sizeof s);
-#elif HIPOBJ_HIP_DMABUF == 2
+  opt = dlsym(hp.lib, "hipMemGetHandleForAddressRange");
+  memcpy(&hp.hipMemGetHandleForAddressRange, &opt, sizeof opt);
+#if HIPOBJ_HIP_DMABUF == 2
   /* The HIP runtime has loaded HSA already; take that copy. */
   hp.hsa_lib = dlopen("libhsa-runtime64.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (!hp.hsa_lib)
@@ -189,8 +202,10 @@ static int load_symbols(char why[HGPU_WHY]) {
 }
 
 static int hip_init(char why[HGPU_WHY]) {
-  static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.6",
-                                      "libamdhip64.so.5"};
+  /* The unversioned name exists only with the development files; a
+   * runtime-only ROCm install has just the versioned one. */
+  static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.7",
+                                      "libamdhip64.so.6", "libamdhip64.so.5"};
   char first[HGPU_WHY] = "";
   for (size_t i = 0; i < sizeof names / sizeof names[0] && !hp.lib; i++) {
     hp.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -203,8 +218,8 @@ static int hip_init(char why[HGPU_WHY]) {
   }
   if (!hp.lib) {
     hgpu_why(why,
-             "cannot load the HIP runtime libamdhip64.so (nor .so.6, .so.5): "
-             "%s (is ROCm installed?)",
+             "cannot load the HIP runtime libamdhip64.so (nor .so.7, .so.6, "
+             ".so.5): %s (is ROCm installed?)",
              first);
     return -1;
   }
@@ -315,20 +330,22 @@ static int hip_classify(const void *ptr, struct hgpu_mem_info *info,
 
 static int hip_dmabuf_supported(int dev, char why[HGPU_WHY]) {
   (void)dev;
-#if HIPOBJ_HIP_DMABUF == 1
   if (hp.hipMemGetHandleForAddressRange)
     return 1;
-  hgpu_why(why, "%s has no hipMemGetHandleForAddressRange", hp.lib_name);
-#elif HIPOBJ_HIP_DMABUF == 2
+#if HIPOBJ_HIP_DMABUF == 2
   if (hp.hsa_amd_portable_export_dmabuf)
     return 1;
-  hgpu_why(why, "libhsa-runtime64.so.1 has no hsa_amd_portable_export_dmabuf");
-#else
   hgpu_why(why,
-           "dma-buf export unsupported: this build's HIP headers (%d.%d) "
-           "have neither hipMemGetHandleForAddressRange nor "
+           "dma-buf export unsupported: %s has no "
+           "hipMemGetHandleForAddressRange and libhsa-runtime64.so.1 no "
            "hsa_amd_portable_export_dmabuf",
-           HIP_VERSION_MAJOR, HIP_VERSION_MINOR);
+           hp.lib_name);
+#else
+  int v = hp.runtime_version;
+  hgpu_why(why,
+           "dma-buf export unsupported: %s (HIP runtime %d.%d) has no "
+           "hipMemGetHandleForAddressRange (newer ROCm releases have it)",
+           hp.lib_name, v / 10000000, v / 100000 % 100);
 #endif
   return 0;
 }
@@ -338,25 +355,26 @@ static int hip_dmabuf_export(int dev, const void *ptr, size_t len, int *fd,
   *fd = -1;
   if (!hip_dmabuf_supported(dev, why))
     return -1;
-#if HIPOBJ_HIP_DMABUF == 1
-  uintptr_t page = hgpu_page_size();
-  uintptr_t p = (uintptr_t)ptr;
-  uintptr_t start = p & ~(page - 1);
-  uintptr_t end = (p + len + page - 1) & ~(page - 1);
-  int out = -1;
-  struct dev_save s;
-  if (dev_enter(dev, &s, why) != 0)
-    return -1;
-  hipError_t e = hp.hipMemGetHandleForAddressRange(
-      &out, (hipDeviceptr_t)start, end - start, hipMemRangeHandleTypeDmaBufFd,
-      0);
-  dev_leave(&s);
-  if (e != hipSuccess)
-    return fail(why, "hipMemGetHandleForAddressRange", e);
-  *fd = out;
-  *offset = p - start;
-  return 0;
-#elif HIPOBJ_HIP_DMABUF == 2
+  if (hp.hipMemGetHandleForAddressRange) {
+    /* The range API takes whole pages. */
+    uintptr_t page = hgpu_page_size();
+    uintptr_t p = (uintptr_t)ptr;
+    uintptr_t start = p & ~(page - 1);
+    uintptr_t end = (p + len + page - 1) & ~(page - 1);
+    int out = -1;
+    struct dev_save s;
+    if (dev_enter(dev, &s, why) != 0)
+      return -1;
+    hipError_t e = hp.hipMemGetHandleForAddressRange(
+        &out, (hipDeviceptr_t)start, end - start, RANGE_HANDLE_DMABUF_FD, 0);
+    dev_leave(&s);
+    if (e != hipSuccess)
+      return fail(why, "hipMemGetHandleForAddressRange", e);
+    *fd = out;
+    *offset = p - start;
+    return 0;
+  }
+#if HIPOBJ_HIP_DMABUF == 2
   int out = -1;
   uint64_t off = 0;
   hsa_status_t st = hp.hsa_amd_portable_export_dmabuf(ptr, len, &out, &off);
@@ -369,10 +387,7 @@ static int hip_dmabuf_export(int dev, const void *ptr, size_t len, int *fd,
   *offset = off;
   return 0;
 #else
-  (void)ptr;
-  (void)len;
-  (void)offset;
-  return -1;
+  return -1; /* not reached: supported() said no */
 #endif
 }
 

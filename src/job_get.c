@@ -4,19 +4,23 @@
  * (If-Match), each landing at its offset of the destination, so a
  * concurrent overwrite fails cleanly instead of mixing two versions. When
  * RDMA will move the parts and the size is not known, one HEAD learns it
- * first (PREPARE names the bytes). The scheduler runs the parts; this file
- * only says which come next and checks what they brought. */
+ * first (PREPARE names the bytes). Checksums (cks.h): every request asks
+ * for them; a whole object in parts is checked at the end against the
+ * value a HEAD brings, sent beside the parts once the first one has
+ * pinned the ETag (or the RDMA HEAD's). The scheduler runs the parts; this
+ * file only says which come next and checks what they brought. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../s3/xml.h"
 #include "base/strutil.h"
 #include "engine.h"
 #include "jobs.h"
 #include "rdma_glue.h"
 
-enum { STEP_HEAD = 1 };
+enum { STEP_HEAD = 1, STEP_CKS_HEAD = 2 };
 
 enum phase {
   P_START,  /* nothing sent */
@@ -45,15 +49,27 @@ struct get_plan {
   uint64_t bytes; /* written into the destination */
   int exact;      /* parts were cut from a known size: each brings all */
   unsigned head_retries;
+  struct hcks_job cks; /* the object's checksum (cks.h) */
+  int cks_head;        /* 1: a HEAD for it is due, 2: sent */
 };
 
 static int busy(const struct hjob *j) {
   return j->parts_in_flight || j->steps_in_flight;
 }
 
+/* What p's checksums do: ask for the stored ones; compute CRC-64/NVME for
+ * the whole object's check when the read may be the whole object and comes
+ * in parts (or by RDMA, whose HEAD brings the object's checksum). */
+static void cks_part(struct get_plan *g, struct hpart *p) {
+  p->ck.ask = g->cks.verify;
+  p->ck.want64 = g->cks.verify && g->start == 0 && (!g->single || g->head) &&
+                 !g->cks.ranged;
+}
+
 /* p reads [off, off+len) of the object into the window at off - start. */
 static void fill_part(struct get_plan *g, struct hpart *p, uint64_t off,
                       uint64_t len) {
+  cks_part(g, p);
   p->number = ++g->number;
   snprintf(p->name, sizeof p->name, "GetObject part #%u", p->number);
   p->has_range = 1;
@@ -86,6 +102,7 @@ static enum hnext get_next(struct hjob *j, struct hpart *p, int *step) {
       p->range_len = g->want;
       p->len = j->mem->len;
       p->if_match = g->if_match;
+      cks_part(g, p);
       return HNEXT_PART;
     }
     fill_part(g, p, g->start, g->ps);
@@ -96,6 +113,11 @@ static enum hnext get_next(struct hjob *j, struct hpart *p, int *step) {
   case P_SIZING:
     return HNEXT_WAIT;
   case P_PARTS:
+    if (g->cks_head == 1) {
+      g->cks_head = 2; /* beside the parts: the value is needed at the end */
+      *step = STEP_CKS_HEAD;
+      return HNEXT_STEP;
+    }
     if (g->next < g->end) {
       if (!p)
         return HNEXT_WAIT;
@@ -104,13 +126,21 @@ static enum hnext get_next(struct hjob *j, struct hpart *p, int *step) {
       g->next += len;
       return HNEXT_PART;
     }
-    return busy(j) ? HNEXT_WAIT : HNEXT_DONE;
+    if (busy(j))
+      return HNEXT_WAIT;
+    /* Every byte is in: the whole object against its checksum. */
+    struct hipobj_error e;
+    if (hcks_job_finish(&g->cks, &e) != HIPOBJ_OK)
+      hjob_fail(j, e.status, &e);
+    return HNEXT_DONE;
   }
   return HNEXT_DONE;
 }
 
-/* The size is known (total): the bytes to read and the parts for them. */
-static void sized(struct hjob *j, struct get_plan *g, uint64_t from) {
+/* The size is known (total): the bytes to read and the parts for them;
+ * in_parts: the first answer was one part of several. */
+static void sized(struct hjob *j, struct get_plan *g, uint64_t from,
+                  int in_parts) {
   g->end =
       g->want && g->start + g->want < g->total ? g->start + g->want : g->total;
   if (g->end < g->start)
@@ -132,6 +162,8 @@ static void sized(struct hjob *j, struct get_plan *g, uint64_t from) {
   if (!g->if_match || !*g->if_match)
     g->if_match = g->etag;
   g->phase = P_PARTS;
+  if (hcks_job_sized(&g->cks, g->start, g->end, g->total, in_parts))
+    g->cks_head = 1;
 }
 
 static void head_done(struct hjob *j, struct get_plan *g, int rc,
@@ -148,7 +180,7 @@ static void head_done(struct hjob *j, struct get_plan *g, int rc,
     j->policy = HIPOBJ_RDMA_OFF;
     return;
   }
-  sized(j, g, g->start);
+  sized(j, g, g->start, 0);
 }
 
 static void first_done(struct hjob *j, struct get_plan *g, struct hpart *p,
@@ -174,6 +206,8 @@ static void first_done(struct hjob *j, struct get_plan *g, struct hpart *p,
     g->end = g->next = g->start + p->bytes;
     hstrlcpy(g->etag, p->etag, sizeof g->etag);
     g->phase = P_PARTS;
+    hcks_job_sized(&g->cks, g->start, g->end, g->total, 0);
+    hcks_job_part(&g->cks, &p->ck, p->off, p->bytes);
     return;
   }
   hstrlcpy(g->etag, p->etag, sizeof g->etag);
@@ -185,7 +219,10 @@ static void first_done(struct hjob *j, struct get_plan *g, struct hpart *p,
     hjob_fail(j, e.status, &e);
     return;
   }
-  sized(j, g, g->start + p->bytes);
+  sized(j, g, g->start + p->bytes, 1);
+  hcks_job_part(&g->cks, &p->ck, p->off, p->bytes);
+  if (g->cks.answered) /* the first answer was the whole object, checked */
+    g->cks_head = 0;
 }
 
 static void get_finished(struct hjob *j, struct hpart *p, int step, int rc,
@@ -195,6 +232,8 @@ static void get_finished(struct hjob *j, struct hpart *p, int step, int rc,
     head_done(j, g, rc, err);
     return;
   }
+  if (!p)
+    return; /* the checksum HEAD: get_step recorded what it brought */
   if (g->phase == P_SIZING) {
     first_done(j, g, p, rc, err);
     return;
@@ -232,22 +271,41 @@ static void get_finished(struct hjob *j, struct hpart *p, int step, int rc,
     return;
   }
   g->bytes += p->bytes;
+  hcks_job_part(&g->cks, &p->ck, p->off, p->bytes);
 }
 
+/* A HEAD: the size and ETag for RDMA (STEP_HEAD), the object's checksum
+ * (both steps, when verifying; STEP_CKS_HEAD pinned to the ETag). */
 static int get_step(struct hjob *j, int step, struct hipobj_error *err) {
   struct get_plan *g = j->plan;
-  (void)step;
-  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
-  int rc = hipobj_s3_head(j->c, j->bucket, j->key, &info, err);
+  struct hreq r;
+  hreq_init(&r, j->c, "HeadObject", "HEAD", j->bucket, j->key);
+  r.head = 1;
+  r.ctl = j->ctl;
+  if (g->cks.verify)
+    s3_request_header(&r.req, "x-amz-checksum-mode", "ENABLED");
+  if (step == STEP_CKS_HEAD) /* set before the step, unchanged since */
+    s3_request_header(&r.req, "if-match", g->etag);
+  int rc = hreq_run(&r, err);
+  const struct s3_http_resp *resp = &r.xfer.resp;
+  if (rc == HIPOBJ_OK && step == STEP_HEAD && resp->content_length < 0)
+    rc = herr_set(err, HIPOBJ_E_PROTOCOL, "HeadObject",
+                  "answer has no Content-Length");
   pthread_mutex_lock(&j->lock);
-  if (rc == HIPOBJ_OK) {
-    g->total = info.size;
-    g->mtime = info.last_modified;
-    hstrlcpy(g->etag, info.etag, sizeof g->etag);
+  if (rc == HIPOBJ_OK && step == STEP_HEAD) {
+    g->total = (uint64_t)resp->content_length;
+    hstrlcpy(g->etag, resp->etag, sizeof g->etag);
+    int64_t t;
+    if (resp->last_modified[0] &&
+        s3_parse_http_date(resp->last_modified, &t) == 0)
+      g->mtime = t;
     g->end = g->start < g->total ? g->total : g->start;
   }
+  hcks_job_head(&g->cks, rc, resp);
   pthread_mutex_unlock(&j->lock);
-  return rc;
+  hreq_cleanup(&r);
+  /* Without the checksum the GET goes on (reported unverified). */
+  return step == STEP_CKS_HEAD ? HIPOBJ_OK : rc;
 }
 
 static void get_result(struct hjob *j, struct hipobj_xfer_result *res) {
@@ -261,6 +319,8 @@ static void get_result(struct hjob *j, struct hipobj_xfer_result *res) {
   res->path = hjob_path(j);
   hstrlcpy(res->etag, g->etag, sizeof res->etag);
   res->last_modified = g->mtime;
+  if (j->status == HIPOBJ_OK)
+    hcks_job_result(&g->cks, res);
 }
 
 static void get_free(struct hjob *j) {
@@ -278,6 +338,14 @@ int hjob_get_init(struct hipobj_client *c, const char *bucket, const char *key,
   struct get_plan *g = calloc(1, sizeof *g);
   if (!g)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, "GetObject", "out of memory");
+  if (opts && ((int)opts->checksum_mode < HIPOBJ_CHECKSUM_MODE_DEFAULT ||
+               (int)opts->checksum_mode > HIPOBJ_CHECKSUM_MODE_OFF)) {
+    free(g);
+    return herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, "GetObject",
+                    "checksum_mode %d is not a valid enum "
+                    "hipobj_checksum_mode",
+                    (int)opts->checksum_mode);
+  }
   g->has_range = opts && opts->has_range;
   g->start = g->has_range ? opts->offset : 0;
   g->want = g->has_range ? opts->length : 0;
@@ -287,6 +355,9 @@ int hjob_get_init(struct hipobj_client *c, const char *bucket, const char *key,
                     "range offset + length overflows");
   }
   g->if_match = opts ? opts->if_match : NULL;
+  int mode = opts && opts->checksum_mode ? (int)opts->checksum_mode
+                                         : c->cfg.checksum_mode;
+  hcks_job_init(&g->cks, mode == HIPOBJ_CHECKSUM_MODE_VERIFY);
   g->ps = opts && opts->part_size ? opts->part_size : c->cfg.part_size;
   unsigned conc =
       opts && opts->concurrency ? opts->concurrency : c->cfg.concurrency;

@@ -90,35 +90,53 @@ static void write_turn_init(void) {
  * alternating runs, mapped vs pwrite: 16 CPUs 0.35 vs 0.49 s, 8 CPUs 0.35
  * vs 0.47 s, 4 CPUs 0.46 vs 0.47 s; on a 2-vCPU VM 0.91 vs 0.79 s). On ext4 a
  * mapped write costs several times a pwrite (1 GiB on a 2-vCPU VM: 1.5 s
- * against 0.29 s), so other file systems keep pwrite. HIPOBJ_FILE_MAP=0
- * or 1 overrides the choice. */
+ * against 0.29 s), so other file systems keep pwrite.
+ *
+ * But a mapped write also pays for zeroing every page (fallocate, or the
+ * fault) before the copy overwrites it, which pwrite of whole pages does
+ * not: on a later 16-CPU instance of the H200 machine (Linux 6.18, one
+ * compare.sh run, medians of 5 alternating) a 1 GiB GET into /dev/shm
+ * through mapped part windows took 1248 MB/s at 1.54 CPU s/GiB against
+ * pwrite's 1685 MB/s at 1.13 (aws-c-s3: 1884 MB/s, 1.73). So GETs map only
+ * when asked (HIPOBJ_FILE_MAP=1). Reading through a mapping costs no
+ * zeroing and saves pread's copy: a 1 GiB PUT from /dev/shm took 0.85 CPU
+ * s/GiB mapped against 1.08 with pread (849 against 999 MB/s; aws-c-s3 815
+ * MB/s, 1.08), so PUTs map where the CPUs are (8 or more).
+ * HIPOBJ_FILE_MAP=0 or 1 overrides both choices. */
 #define MAP_MIN_CPUS 8
 /* Mapped at once: bounds the resident pages a writer holds. */
 #define MAP_WINDOW ((size_t)4 << 20)
 
-static int map_allowed;
+static int map_allowed, map_get_allowed;
 static pthread_once_t map_once = PTHREAD_ONCE_INIT;
-static _Atomic uint64_t mapped_bytes;
+static _Atomic uint64_t mapped_bytes, mapped_read_bytes;
 
 uint64_t hfile_mapped_bytes(void) {
   return mapped_bytes;
 }
 
+uint64_t hfile_mapped_read_bytes(void) {
+  return mapped_read_bytes;
+}
+
 static void map_decide(void) {
   const char *e = getenv("HIPOBJ_FILE_MAP");
   if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)) {
-    map_allowed = e[0] == '1';
+    map_allowed = map_get_allowed = e[0] == '1';
     return;
   }
   map_allowed = hcpu_usable() >= MAP_MIN_CPUS;
+  map_get_allowed = 0;
 }
 
-/* A regular file on tmpfs: a device node on devtmpfs reports tmpfs too. */
-static int map_wanted(int fd) {
+/* A regular file on tmpfs (a device node on devtmpfs reports tmpfs too)
+ * that may be mapped to be written (GET) or read (PUT). */
+static int map_wanted(int fd, enum hmem_dir dir) {
   pthread_once(&map_once, map_decide);
   struct statfs sf;
   struct stat st;
-  return map_allowed && fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+  return (dir == HMEM_WRITE ? map_get_allowed : map_allowed) &&
+         fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
          fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -163,6 +181,75 @@ static int map_write(int fd, pthread_mutex_t *turn, off_t off, const char *src,
   return 1;
 }
 
+/* ---- a part's window, mapped (tmpfs) ------------------------------------ */
+
+/* Where the mapped choice holds, the HTTP path reads a PUT's body from, or
+ * copies a GET's body into, a mapping of the part's whole window instead
+ * of a staging chunk: one copy per byte fewer (libcurl's buffer -> chunk ->
+ * file becomes libcurl's buffer -> file), and no file thread. */
+int hfile_window_wanted(int fd, enum hmem_dir dir) {
+  if (!map_wanted(fd, dir))
+    return 0;
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0)
+    return 0;
+  /* A shared writable mapping needs the descriptor open for reading too. */
+  return dir == HMEM_WRITE ? (fl & O_ACCMODE) == O_RDWR
+                           : (fl & O_ACCMODE) != O_WRONLY;
+}
+
+int hfile_window_map(int fd, uint64_t at, size_t n, enum hmem_dir dir,
+                     struct hfile_window *w, char why[HFILE_WHY]) {
+  memset(w, 0, sizeof *w);
+  off_t off;
+  if (n == 0 || file_off(at, n, &off, why) != 0) {
+    if (n == 0)
+      why_set(why, "an empty window cannot be mapped");
+    return -1;
+  }
+  if (dir == HMEM_WRITE) {
+    /* Allocated first, in the writers' turn (see map_write): a full file
+     * system is an error here, not SIGBUS in the copy. */
+    pthread_once(&write_turn_once, write_turn_init);
+    pthread_mutex_t *turn = &write_turn[(unsigned)fd % WRITE_STRIPES];
+    pthread_mutex_lock(turn);
+    int rc = fallocate(fd, 0, off, (off_t)n);
+    int err = errno;
+    pthread_mutex_unlock(turn);
+    if (rc != 0) {
+      why_set(why, "fallocate: %s", strerror(err));
+      return -1;
+    }
+  }
+  size_t pg = page_size();
+  off_t base = off - (off_t)((uint64_t)off % pg);
+  size_t lead = (size_t)(off - base);
+  int prot = dir == HMEM_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;
+  char *m = mmap(NULL, lead + n, prot, MAP_SHARED | MAP_POPULATE, fd, base);
+  if (m == MAP_FAILED) {
+    why_set(why, "mmap of %zu bytes of the file: %s", lead + n,
+            strerror(errno));
+    return -1;
+  }
+  w->map = m;
+  w->map_len = lead + n;
+  w->ptr = m + lead;
+  w->len = n;
+  w->writable = dir == HMEM_WRITE;
+  return 0;
+}
+
+void hfile_window_unmap(struct hfile_window *w, uint64_t written) {
+  if (!w->map)
+    return;
+  munmap(w->map, w->map_len);
+  if (w->writable)
+    mapped_bytes += written;
+  else
+    mapped_read_bytes += w->len;
+  memset(w, 0, sizeof *w);
+}
+
 /* Host -> file: all n bytes at the address's offset, in one turn (mapped:
  * only the allocation takes the turn). */
 static int file_write(int fd, uint64_t at, const void *src, size_t n,
@@ -172,7 +259,7 @@ static int file_write(int fd, uint64_t at, const void *src, size_t n,
     return -1;
   pthread_once(&write_turn_once, write_turn_init);
   pthread_mutex_t *turn = &write_turn[(unsigned)fd % WRITE_STRIPES];
-  if (n > 0 && map_wanted(fd)) {
+  if (n > 0 && map_wanted(fd, HMEM_WRITE)) {
     int m = map_write(fd, turn, off, src, n, why);
     if (m != 0)
       return m < 0 ? -1 : 0;

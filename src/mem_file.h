@@ -4,6 +4,7 @@
 #ifndef HIPOBJ_MEM_FILE_H
 #define HIPOBJ_MEM_FILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define HFILE_WHY 512
@@ -25,8 +26,39 @@ int hfile_check(int fd, uint64_t off, uint64_t len, enum hmem_dir dir,
 struct hfileq *hfileq_create(unsigned max_threads);
 void hfileq_destroy(struct hfileq *fq);
 
+/* A part's window of a file, mapped whole (tmpfs, where the mapped
+ * choice holds): the HTTP path copies a GET's body straight into it or
+ * sends a PUT's body from it, without staging chunks. */
+struct hfile_window {
+  char *ptr;  /* byte 0 of the window */
+  size_t len; /* its bytes */
+  char *map;  /* the mapping (page-aligned) */
+  size_t map_len;
+  int writable; /* mapped for a GET */
+};
+
+/* Largest window mapped at once: bounds the address space and resident
+ * pages a part pins; larger parts go through staging chunks. */
+#define HFILE_WINDOW_MAX ((size_t)64 << 20)
+
+/* Whether fd's parts should move through mapped windows in direction dir:
+ * a regular file on tmpfs, the mapped choice (enough CPUs, or
+ * HIPOBJ_FILE_MAP=1), and a descriptor the mapping can use. */
+int hfile_window_wanted(int fd, enum hmem_dir dir);
+/* Maps [at, at+n) of fd (n > 0) for dir; for HMEM_WRITE allocates the
+ * range first (fallocate), so a full file system is this error rather
+ * than SIGBUS later. 0, or -1 with the cause. */
+int hfile_window_map(int fd, uint64_t at, size_t n, enum hmem_dir dir,
+                     struct hfile_window *w, char why[HFILE_WHY]);
+/* Unmaps (nothing when not mapped); written: the bytes copied into a GET's
+ * window, counted by hfile_mapped_bytes(); a PUT's window counts whole in
+ * hfile_mapped_read_bytes(). */
+void hfile_window_unmap(struct hfile_window *w, uint64_t written);
+
 /* Bytes this process has written into files through mappings (tmpfs): lets
  * tests tell the mapped path from pwrite. */
 uint64_t hfile_mapped_bytes(void);
+/* Bytes of PUT windows mapped for reading (tmpfs): the same for PUTs. */
+uint64_t hfile_mapped_read_bytes(void);
 
 #endif

@@ -9,8 +9,18 @@
 #include "engine.h"
 #include "rdma_glue.h"
 
-const struct hpath *hpath_http_for(const struct hjob *j) {
-  return j->mem->kind == HIPOBJ_MEM_HOST ? &hpath_http : &hpath_http_staged;
+const struct hpath *hpath_http_for(const struct hjob *j,
+                                   const struct hpart *p) {
+  if (j->mem->kind == HIPOBJ_MEM_HOST)
+    return &hpath_http;
+  /* A file on tmpfs (with the CPUs to repay a mapping): the part's window
+   * mapped whole, when its size is known and bounded. */
+  if (j->mem->kind == HIPOBJ_MEM_FILE && p->len > 0 &&
+      p->len <= HFILE_WINDOW_MAX &&
+      (p->is_put || (p->has_range && p->range_len == p->len)) &&
+      hfile_window_wanted(j->mem->fd, p->is_put ? HMEM_READ : HMEM_WRITE))
+    return &hpath_http_mapped;
+  return &hpath_http_staged;
 }
 
 int hpath_rdma_likely(struct hjob *j) {
@@ -23,7 +33,7 @@ int hpath_rdma_likely(struct hjob *j) {
 
 const struct hpath *hpath_choose(struct hjob *j, struct hpart *p,
                                  struct hipobj_error *err) {
-  const struct hpath *http = hpath_http_for(j);
+  const struct hpath *http = hpath_http_for(j, p);
   /* Nothing for RDMA to move (sessions carry at least one byte), or a GET
    * whose size is not known yet (PREPARE names it). */
   if (j->policy == HIPOBJ_RDMA_OFF || p->len == 0 ||

@@ -15,6 +15,12 @@
 #include "plan.h"
 #include "staging.h"
 
+/* Where a part's bytes are in host memory: the caller's buffer, or the
+ * part's mapped window of a file. */
+static char *part_mem(struct hpart *p) {
+  return p->win.ptr ? p->win.ptr : (char *)p->job->mem->ptr + p->mem_off;
+}
+
 /* ---- GET ----------------------------------------------------------------- */
 
 static int sink_fail(struct hpart *p, int status, const char *fmt, ...)
@@ -26,6 +32,20 @@ static int sink_fail(struct hpart *p, int status, const char *fmt, ...) {
   va_end(ap);
   p->r.sink_status = status;
   return -1;
+}
+
+/* What the answer's checksums let its bytes be verified against (cks.h),
+ * decided from its headers before the first byte: whether it carries the
+ * whole object. -1 when a checksum is malformed (reason in p->ck.note). */
+static int cks_begin(struct hpart *p) {
+  const struct s3_http_resp *resp = &p->r.xfer.resp;
+  int whole = resp->status == 200;
+  uint64_t first, last, total;
+  if (resp->status == 206)
+    whole = hplan_parse_content_range(resp->content_range, &first, &last,
+                                      &total) == 0 &&
+            first == 0 && total != UINT64_MAX && last + 1 == total;
+  return hcks_part_begin(&p->ck, resp, whole);
 }
 
 static int get_sink(void *ctx, const char *data, size_t n) {
@@ -42,16 +62,21 @@ static int get_sink(void *ctx, const char *data, size_t n) {
     /* A GET in one request learns its total here. */
     if (cl >= 0 && p->number == 0)
       hxctl_set_total(j->ctl, (uint64_t)cl);
+    if (!p->ck.begun && cks_begin(p) != 0)
+      return sink_fail(p, HIPOBJ_E_PROTOCOL, "%s", p->ck.note);
   }
   if (n > cap - p->bytes)
     return sink_fail(p, HIPOBJ_E_BUFFER_TOO_SMALL,
                      "the object does not fit the %" PRIu64 "-byte buffer",
                      cap);
+  /* The checksum reads libcurl's buffer while it is in the cache. */
+  if (hcks_part_active(&p->ck))
+    hcks_part_update(&p->ck, data, n);
   if (p->stage) {
     if (hstage_get_write(p->stage, p->bytes, data, n) != 0)
       return sink_fail(p, HIPOBJ_E_IO, "%s", hstage_reason(p->stage));
   } else {
-    memcpy((char *)j->mem->ptr + p->mem_off + p->bytes, data, n);
+    memcpy(part_mem(p) + p->bytes, data, n);
   }
   p->bytes += n;
   return 0;
@@ -60,6 +85,7 @@ static int get_sink(void *ctx, const char *data, size_t n) {
 static int get_rewind(struct hreq *r) {
   struct hpart *p = r->sink_ctx;
   p->bytes = 0;
+  hcks_part_reset(&p->ck);
   if (p->stage)
     hstage_get_rewind(p->stage);
   return 0;
@@ -67,7 +93,7 @@ static int get_rewind(struct hreq *r) {
 
 /* The answer must say exactly which bytes it carries, and all of them must
  * have arrived (and, staged, been copied). */
-static int get_check(struct hreq *r, struct hipobj_error *err) {
+static int get_check_bytes(struct hreq *r, struct hipobj_error *err) {
   struct hpart *p = r->sink_ctx;
   const struct s3_http_resp *resp = &r->xfer.resp;
   if (p->stage && hstage_get_flush(p->stage) != 0)
@@ -117,6 +143,17 @@ static int get_check(struct hreq *r, struct hipobj_error *err) {
   return HIPOBJ_OK;
 }
 
+/* ... and match the answer's own checksum, when it has one (cks.h). */
+static int get_check(struct hreq *r, struct hipobj_error *err) {
+  struct hpart *p = r->sink_ctx;
+  int rc = get_check_bytes(r, err);
+  if (rc != HIPOBJ_OK)
+    return rc;
+  if (!p->ck.begun && cks_begin(p) != 0) /* an empty body */
+    return herr_set(err, HIPOBJ_E_PROTOCOL, r->op_name, "%s", p->ck.note);
+  return hcks_part_end(&p->ck, p->bytes, r->op_name, err);
+}
+
 static void get_request(struct hpart *p) {
   struct hjob *j = p->job;
   struct hreq *r = &p->r;
@@ -128,6 +165,8 @@ static void get_request(struct hpart *p) {
   }
   if (p->if_match && *p->if_match)
     s3_request_header(&r->req, "if-match", p->if_match);
+  if (p->ck.ask)
+    s3_request_header(&r->req, "x-amz-checksum-mode", "ENABLED");
   r->sink = get_sink;
   r->sink_ctx = p;
   r->before_attempt = get_rewind;
@@ -154,7 +193,7 @@ static void put_request(struct hpart *p) {
    * same as for an RDMA PUT, which cannot carry one. */
   if (p->content_type)
     s3_request_header(&r->req, "content-type", p->content_type);
-  r->body = (const char *)j->mem->ptr + p->mem_off;
+  r->body = part_mem(p);
   r->body_len = p->len;
   r->send_body = 1;
   r->crc32c = p->crc32c;
@@ -205,6 +244,7 @@ static void http_start(struct hpart *p) {
 }
 
 static void http_release(struct hpart *p) {
+  hcks_part_release(&p->ck);
   hstage_end(p->stage);
   p->stage = NULL;
   hreq_cleanup(&p->r);
@@ -225,6 +265,27 @@ static int staged_prepare(struct hpart *p) {
   return rc == HSTAGE_AGAIN ? HPATH_AGAIN : rc;
 }
 
+/* Mapped (a file on tmpfs): the window is mapped on a worker (populating
+ * it takes a while), then the part runs as over host memory. */
+static void mapped_start(struct hpart *p) {
+  struct hjob *j = p->job;
+  char why[HFILE_WHY];
+  if (hfile_window_map(j->mem->fd, j->mem->offset + p->mem_off, p->len,
+                       p->is_put ? HMEM_READ : HMEM_WRITE, &p->win, why) != 0) {
+    p->status = herr_set(&p->err, HIPOBJ_E_IO, p->name, "%s failed: %s",
+                         p->is_put ? "file read" : "file write", why);
+    hpart_done(p);
+    return;
+  }
+  http_start(p);
+}
+
+static void mapped_release(struct hpart *p) {
+  hcks_part_release(&p->ck);
+  hfile_window_unmap(&p->win, p->is_put ? 0 : p->bytes);
+  hreq_cleanup(&p->r);
+}
+
 const struct hpath hpath_http = {
     .name = "http",
     .id = HIPOBJ_PATH_HTTP,
@@ -239,4 +300,13 @@ const struct hpath hpath_http_staged = {
     .prepare = staged_prepare,
     .start = http_start,
     .release = http_release,
+};
+
+const struct hpath hpath_http_mapped = {
+    .name = "http-mapped",
+    .id = HIPOBJ_PATH_HTTP,
+    .blocking = 1,
+    .prepare = http_prepare,
+    .start = mapped_start,
+    .release = mapped_release,
 };

@@ -49,6 +49,12 @@ static void rdma_start(struct hpart *p) {
   } else {
     p->bytes = out.bytes;
     hstrlcpy(p->etag, out.etag, sizeof p->etag);
+    /* The sessions' FINALs carry the CRC-64/NVME of what the server sent:
+     * recomputed over host memory and staging chunks, only reported for
+     * GPU memory the NIC wrote (cks.h). */
+    p->ck.has_crc64 = !p->is_put && p->ck.want64 && out.crc_ok;
+    p->ck.crc64 = out.crc;
+    p->ck.server_crc = !out.crc_checked;
     if (out.staged)
       p->path = &hpath_rdma_staged;
     hxctl_add(j->ctl, out.bytes);

@@ -31,6 +31,11 @@ struct hrdma_outcome {
   int staged;   /* done through pinned host memory (GPU data) */
   uint64_t bytes;
   char etag[HIPOBJ_ETAG_MAX]; /* quoted */
+  /* GET: the CRC-64/NVME of the bytes from the server's FINALs (crc_ok),
+   * and whether it was recomputed over them here (crc_checked: host
+   * memory and staging chunks; not GPU memory the NIC wrote). */
+  int crc_ok, crc_checked;
+  uint64_t crc;
 };
 
 /* Effective policy of a request (HIPOBJ_RDMA_DEFAULT: the client's). */

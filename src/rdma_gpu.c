@@ -20,6 +20,7 @@
 
 #include "../rdma/mr.h"
 #include "../rdma/rc_client.h"
+#include "base/crc64nvme.h"
 #include "base/strutil.h"
 #include "gpu.h"
 #include "mem.h"
@@ -314,6 +315,10 @@ static int staged_get(struct hipobj_client *c, struct rdma_engine *e,
     }
     hstrlcpy(rr->etag, one.etag, sizeof rr->etag);
     hstrlcpy(rr->version_id, one.version_id, sizeof rr->version_id);
+    /* The chunks' CRCs (checked in host memory) joined in order. */
+    rr->crc = done ? crc64nvme_combine(rr->crc, one.crc, one.bytes) : one.crc;
+    rr->crc_ok = (done ? rr->crc_ok : 1) && one.crc_ok;
+    rr->crc_checked = (done ? rr->crc_checked : 1) && one.crc_checked;
     if (hstage_slot_to_gpu(s, slot, done, (size_t)one.bytes) != 0) {
       rc = stage_error(s, "GetObject", rr, flags, err);
       break;

@@ -70,6 +70,9 @@ int hrdma_transfer(struct hipobj_client *c, const struct hrdma_job *job,
     out->done = 1;
     out->staged = (gflags & HRDMA_GPU_STAGED) != 0;
     out->bytes = rr.bytes;
+    out->crc_ok = rr.crc_ok;
+    out->crc_checked = rr.crc_checked;
+    out->crc = rr.crc;
     quote_etag(out->etag, rr.etag);
     return HIPOBJ_OK;
   }

@@ -144,8 +144,12 @@ enum hipobj_data_path hjob_path(const struct hjob *j) {
   if (all && hjob_rdma_bytes(j) == all)
     return j->bytes_by[HIPOBJ_PATH_RDMA_STAGED] ? HIPOBJ_PATH_RDMA_STAGED
                                                 : HIPOBJ_PATH_RDMA_DIRECT;
-  return j->mem->kind == HIPOBJ_MEM_HOST ? HIPOBJ_PATH_HTTP
-                                         : HIPOBJ_PATH_HTTP_STAGED;
+  /* Files on tmpfs move over HTTP through mapped windows (reported as
+   * HTTP: no staging chunk) unless some part went through chunks. */
+  if (j->mem->kind == HIPOBJ_MEM_HOST ||
+      (j->bytes_by[HIPOBJ_PATH_HTTP] && !j->bytes_by[HIPOBJ_PATH_HTTP_STAGED]))
+    return HIPOBJ_PATH_HTTP;
+  return HIPOBJ_PATH_HTTP_STAGED;
 }
 
 /* ---- the ring -------------------------------------------------------------
@@ -265,7 +269,7 @@ enum turn { T_IDLE, T_PART, T_STEP, T_FINISHED };
 static enum turn part_ready(struct hjob *j, struct hpart *p) {
   struct hipobj_error err;
   memset(&err, 0, sizeof err);
-  if (!p->path && !(p->path = p->http_only ? hpath_http_for(j)
+  if (!p->path && !(p->path = p->http_only ? hpath_http_for(j, p)
                                            : hpath_choose(j, p, &err))) {
     part_end_locked(j, p, err.status ? err.status : HIPOBJ_E_INTERNAL, &err);
     return T_STEP;

@@ -19,6 +19,11 @@ packages=(
   radosgw ceph-mon ceph-osd awscli s3cmd
   # benchmarks (tests/bench): aws-c-s3 through python3-awscrt, GNU time
   python3-awscrt time
+  # the Python package (python/): headers, pip install through meson-python
+  # into a venv, its tests (pytest; numpy and CPU PyTorch for the array,
+  # tensor and safetensors cases)
+  python3-dev python3-mesonpy python3-venv python3-pytest python3-numpy
+  python3-torch
   valgrind clang-format
   # the API reference; the Debian packages (tests/package-check.sh) and
   # their manual pages

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The project's one test command: checks formatting, builds `build` (normal)
-# and `build-asan` (ASan + UBSan), runs every meson suite in both, fuzzes
+# and `build-asan` (ASan + UBSan), runs every meson suite in both, installs
+# the Python package with pip into a venv and tests that install, fuzzes
 # the parsers for a bounded time (tests/fuzz/run.sh, clang's libFuzzer;
 # skipped when clang is absent), builds, installs and uses the Debian
 # packages (tests/package-check.sh; skipped without root), and ends with one line "N passed, N
@@ -72,7 +73,7 @@ check_format() {
   fi
   local files=()
   mapfile -t files < <({
-    find include src s3 rdma examples -type f -name '*.[ch]' 2>/dev/null
+    find include src s3 rdma examples python/src -type f -name '*.[ch]' 2>/dev/null
     find tests -type f -name '*.c'
   } | sort)
   # One line per badly formatted file: the per-line diagnostics of a whole
@@ -124,7 +125,7 @@ setup_and_test() {
     rm -f "$dir/meson-logs/testlog.json"
     HIPOBJ_IO_THREADS=4 meson test -C "$dir" --print-errorlogs \
       --timeout-multiplier "$mult" engine server file-memory s3-server \
-      gpu-staging gpu-mock-cuda ||
+      gpu-staging gpu-mock-cuda gpu-mock-hip ||
       echo "run-tests.sh: $dir: meson test (4 I/O threads) reported failures"
     count_results "$dir/meson-logs/testlog.json"
   fi
@@ -135,6 +136,41 @@ check_format
 # -Ddocs=enabled: the API reference is generated in the build (Doxygen,
 # any warning an error).
 setup_and_test build -Ddc=enabled -Dtests=enabled -Ddocs=enabled
+
+# The Python package as users install it: pip (meson-python, no network)
+# into a venv over Debian's packages, then the host and safetensors tests
+# against that install instead of the build tree (the meson suite python
+# covers the rest).
+python_wheel() {
+  section "python: pip install ./python into a venv, tests against it"
+  local venv=build/pyvenv log=build/pyvenv-install.log
+  if ! /usr/bin/python3 -c 'import mesonpy, venv, ensurepip' 2>/dev/null; then
+    echo "python: skipped: python3-mesonpy or python3-venv is not installed"
+    skipped=$((skipped + 1))
+    return
+  fi
+  local rc=0
+  # (set -e stops at no step of an if's condition.)
+  if rm -rf "$venv" && /usr/bin/python3 -m venv --system-site-packages "$venv" &&
+    "$venv/bin/pip" install --no-index --no-build-isolation ./python >"$log" 2>&1 &&
+    (cd / && "$root/$venv/bin/python" -c \
+      'import hipobj, sys; sys.exit(not hipobj.__file__.startswith(sys.prefix))') &&
+    HIPOBJ_TEST_SERVER=build/tests/server/hipobj-server "$venv/bin/python" \
+      python/tests/run.py python/tests/test_client.py \
+      python/tests/test_safetensors.py -q; then
+    rc=0
+  else
+    rc=$?
+  fi
+  if [ $rc -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    echo "run-tests.sh: python: the installed package FAILED (status $rc; pip's log: $log)"
+    tail -20 "$log"
+    failed=$((failed + 1))
+  fi
+}
+python_wheel
 
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

@@ -9,7 +9,11 @@
  * or in one call:    crc64nvme(p, n).
  * crc64nvme_combine() joins the CRCs of two adjacent pieces computed
  * independently (parallel parts, multipart full-object checksums). All
- * functions are thread-safe. */
+ * functions are thread-safe.
+ *
+ * crc64nvme_update() uses PCLMULQDQ folding where the CPU has it (x86-64,
+ * checked at run time), else the table code; both are exported so that
+ * tests compare them and benchmarks time them. */
 #ifndef HIPOBJ_BASE_CRC64NVME_H
 #define HIPOBJ_BASE_CRC64NVME_H
 
@@ -23,12 +27,23 @@
 uint64_t crc64nvme_init(void);
 /* Feeds n bytes; p may be NULL only when n is 0. */
 uint64_t crc64nvme_update(uint64_t state, const void *p, size_t n);
+/* The same by table lookups (slice-by-16) on any CPU: the reference. */
+uint64_t crc64nvme_update_table(uint64_t state, const void *p, size_t n);
+/* The same by PCLMULQDQ folding; the table code where the CPU has no
+ * PCLMULQDQ/SSE4.1 (crc64nvme_has_clmul() 0) and for short pieces. */
+uint64_t crc64nvme_update_clmul(uint64_t state, const void *p, size_t n);
+int crc64nvme_has_clmul(void);
 /* Turns a running state into the CRC value (applies xorout). */
 uint64_t crc64nvme_final(uint64_t state);
 /* The CRC of one buffer. */
 uint64_t crc64nvme(const void *p, size_t n);
 /* CRC(A || B) from crc_a = CRC(A), crc_b = CRC(B) and len_b = |B|. */
 uint64_t crc64nvme_combine(uint64_t crc_a, uint64_t crc_b, uint64_t len_b);
+/* crc * x^(8 * len) mod P: combine(a, b, len) = shift(a, len) ^ b. So the
+ * CRC of pieces P1..Pn, met in any order, is the XOR of
+ * shift(CRC(Pi), bytes after Pi): parts that finish out of order are
+ * accumulated without keeping them. */
+uint64_t crc64nvme_shift(uint64_t crc, uint64_t len);
 
 /* Renders the CRC as S3 does: the 8 bytes big-endian, standard base64,
  * 12 characters + NUL into out. */

@@ -8,6 +8,9 @@
 #            SHA-256 signed
 #   hipobj-u the same with --unsigned-payload, PUT only: what curl and
 #            aws-c-s3 send, so their PUTs compare like for like
+#   hipobj-p the same with HIPOBJ_FILE_MAP=0, GET and PUT: files through
+#            pwrite/pread and staging chunks even where hipobj would map
+#            them (tmpfs with 8 CPUs or more)
 #   awscrt   aws-c-s3 through Debian's python3-awscrt (awscrt_cp.py)
 #   curl     --aws-sigv4, one stream; one process for all small GETs
 #   aws      Debian's awscli v2 (/usr/bin/aws), `aws s3 cp`
@@ -22,7 +25,7 @@ usage() {
   cat <<'EOF'
 usage: tests/bench/compare.sh [--server hipobj|rgw] [--size 1GiB] [--runs 3]
                               [--small-count 1000] [--build DIR] [--tmp DIR]
-                              [--tools hipobj,hipobj-s,hipobj-u,awscrt,curl,aws,s3cmd]
+                              [--tools hipobj,hipobj-s,hipobj-u,hipobj-p,awscrt,curl,aws,s3cmd]
   --server hipobj  build/tests/server/hipobj-server on 127.0.0.1:80 (default)
   --server rgw     tests/ceph-rgw.sh on 127.0.0.1:18080 (RGW_ACCESS_KEY /
                    RGW_SECRET_KEY); awscrt reaches it through a forwarder
@@ -87,7 +90,7 @@ IFS=, read -r -a wanted <<<"$tools_arg"
 for t in "${wanted[@]}"; do
   why=""
   case "$t" in
-  hipobj | hipobj-s | hipobj-u) [ -x "$HIPOBJ" ] || why="no $HIPOBJ (build it: meson setup build && ninja -C build)" ;;
+  hipobj | hipobj-s | hipobj-u | hipobj-p) [ -x "$HIPOBJ" ] || why="no $HIPOBJ (build it: meson setup build && ninja -C build)" ;;
   awscrt) "$PY" -c 'import awscrt.s3' 2>/dev/null || why="python3-awscrt is not installed" ;;
   curl) ;;
   aws) [ -x "$AWS" ] || why="no /usr/bin/aws (apt-get install awscli)" ;;
@@ -252,11 +255,13 @@ tool_cmd() { # OP TOOL -> the command in cmd[]
   local op=$1 t=$2 key=put-$2
   case "$op:$t" in
   get:hipobj) cmd=("$HIPOBJ" --endpoint-url "$EP" -q cp "s3://$B/src" "$out") ;;
+  get:hipobj-p) cmd=(env HIPOBJ_FILE_MAP=0 "$HIPOBJ" --endpoint-url "$EP" -q cp "s3://$B/src" "$out") ;;
   get:awscrt) cmd=("$PY" "$repo/tests/bench/awscrt_cp.py" get --endpoint "$awscrt_ep" --bucket "$B" --key src "$out") ;;
   get:curl) cmd=("${CURL[@]}" -o "$out" "$EP/$B/src") ;;
   get:aws) cmd=("$AWS" --endpoint-url "$EP" s3 cp --only-show-errors "s3://$B/src" "$out") ;;
   get:s3cmd) cmd=(s3cmd -c "$tmp/s3cfg" -q --no-progress get --force "s3://$B/src" "$out") ;;
   put:hipobj) cmd=("$HIPOBJ" --endpoint-url "$EP" -q cp "$data" "s3://$B/$key") ;;
+  put:hipobj-p) cmd=(env HIPOBJ_FILE_MAP=0 "$HIPOBJ" --endpoint-url "$EP" -q cp "$data" "s3://$B/$key") ;;
   put:hipobj-s) cmd=("$HIPOBJ" --endpoint-url "$EP" -q --integrity sha256 cp "$data" "s3://$B/$key") ;;
   put:hipobj-u) cmd=("$HIPOBJ" --endpoint-url "$EP" -q --unsigned-payload cp "$data" "s3://$B/$key") ;;
   put:awscrt) cmd=("$PY" "$repo/tests/bench/awscrt_cp.py" put --endpoint "$awscrt_ep" --bucket "$B" --key "$key" "$data") ;;
@@ -277,6 +282,7 @@ run_one() {
   local op=$1 t=$2 run=$3 t0 t1 secs cpu cpu_u cpu_s rss sha
   [ "$op" = small ] && [ "$t" = hipobj ] && [ $bench_ok = 0 ] && return 0
   [[ "$t" == hipobj-[su] ]] && [ "$op" != put ] && return 0
+  [ "$t" = hipobj-p ] && [ "$op" = small ] && return 0
   tool_cmd "$op" "$t"
   rm -rf "$out" "$dl" && mkdir -p "$dl"
   sync # no tool pays for the write-back of another's files
@@ -345,9 +351,10 @@ rows = {}
 for line in open(path):
     op, tool, run, secs, cpu, rss = line.split()
     rows.setdefault((op, tool), []).append((float(secs), float(cpu), int(rss)))
-order = ["hipobj", "hipobj-s", "hipobj-u", "awscrt", "curl", "aws", "s3cmd"]
+order = ["hipobj", "hipobj-s", "hipobj-u", "hipobj-p", "awscrt", "curl", "aws", "s3cmd"]
 names = {"hipobj": "hipobj", "hipobj-s": "hipobj --integrity sha256",
          "hipobj-u": "hipobj --unsigned-payload",
+         "hipobj-p": "hipobj HIPOBJ_FILE_MAP=0",
          "awscrt": "aws-c-s3" + note, "curl": "curl",
          "aws": "awscli v2", "s3cmd": "s3cmd"}
 goals = {("get", "awscrt"): 1.0, ("get", "curl"): 1.0, ("get", "aws"): 3.0,

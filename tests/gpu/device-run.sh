@@ -72,9 +72,22 @@ fi
 #   scaling  GET/PUT throughput against concurrency (scaling.sh)
 #   compare  hipobj against aws-c-s3, curl, awscli and s3cmd (compare.sh),
 #            with the tools packed by tests/bench/pack-peers.sh into .dev
+#   profile  where hipobj's CPU goes in a big GET and PUT of a file
+#            (profile.sh), with Debian's perf packed by
+#            tests/bench/pack-perf.sh into .dev/perf
 #   sweep    `hipobj cp` over concurrency x staging pool (cp-sweep.sh;
 #            HIPOBJ_SWEEP_CONCURRENCY, HIPOBJ_SWEEP_POOL,
 #            HIPOBJ_SWEEP_IO_THREADS: the values)
+#   python   the Python package's tests and load_safetensors benchmark
+#            (python/bench/device-python.sh)
+# compare.sh and profile.sh want a build directory: one of links to the
+# programs.
+fake=/tmp/hipobj-device-build
+fake_build() {
+  rm -rf "$fake" && mkdir -p "$fake/examples" "$fake/tests/server"
+  ln -s "$(realpath "$cli")" "$fake/examples/hipobj"
+  ln -s "$(realpath "$server")" "$fake/tests/server/hipobj-server"
+}
 if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
   rc=0
   IFS=, read -r -a jobs <<<"$HIPOBJ_DEVICE_JOB"
@@ -90,11 +103,7 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
       [ "${PIPESTATUS[0]}" = 0 ] || rc=1
       ;;
     compare)
-      # compare.sh wants a build directory: one of links to the programs.
-      fake=/tmp/hipobj-device-build
-      rm -rf "$fake" && mkdir -p "$fake/examples" "$fake/tests/server"
-      ln -s "$(realpath "$cli")" "$fake/examples/hipobj"
-      ln -s "$(realpath "$server")" "$fake/tests/server/hipobj-server"
+      fake_build
       if (. tests/bench/peers-env.sh .dev/peers.tar.xz &&
         bash tests/bench/compare.sh --build "$fake" --tmp "$tmpdir" \
           ${HIPOBJ_COMPARE_ARGS:-}) 2>&1 | tee "$out/compare.log"; then
@@ -103,6 +112,12 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
         rc=1
       fi
       ;;
+    profile)
+      fake_build
+      bash tests/bench/profile.sh --build "$fake" --tmp "$tmpdir" 2>&1 |
+        tee "$out/profile.log"
+      [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+      ;;
     sweep)
       bash tests/bench/cp-sweep.sh "$server" "$cli" --tmp "$tmpdir" \
         --concurrency "${HIPOBJ_SWEEP_CONCURRENCY:-default 16 32}" \
@@ -110,8 +125,13 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
         --io-threads "${HIPOBJ_SWEEP_IO_THREADS:-default}" 2>&1 | tee "$out/sweep.log"
       [ "${PIPESTATUS[0]}" = 0 ] || rc=1
       ;;
+    python)
+      # The Python package: its tests and python/bench/load_safetensors.py
+      # (carried by python/bench/prepare-device.sh).
+      bash python/bench/device-python.sh "$server" || rc=1
+      ;;
     *)
-      log "HIPOBJ_DEVICE_JOB: unknown job '$job' (scaling, compare, sweep)"
+      log "HIPOBJ_DEVICE_JOB: unknown job '$job' (scaling, compare, profile, sweep, python)"
       rc=2
       ;;
     esac

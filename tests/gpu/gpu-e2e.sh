@@ -9,12 +9,19 @@
 #   3. round trips of files through `hipobj --gpu N cp`, upload and download,
 #      files and stdin/stdout, compared by sha256 with the original and with
 #      a host-memory download;
-#   4. with GPU_BENCH, the host-vs-GPU benchmark.
+#   4. with HIPOBJ_E2E_FAULT_ENV, a download and an upload through the GPU
+#      with that environment (a stand-in runtime's fault injection) must
+#      fail, naming HIPOBJ_E2E_FAULT_MSG;
+#   5. with GPU_BENCH, the host-vs-GPU benchmark.
 # Ends with "N passed, N failed" for the cp checks. Exit status: 0 all passed,
 # 1 something failed, 77 no GPU (GPU_SUITE skipped).
 #
-# Environment: HIPOBJ_E2E_GPU (device, default 0), HIPOBJ_E2E_MAX_MIB (largest
-# cp file, default 1024), HIPOBJ_BENCH_MIB (benchmark size, default 1024).
+# Environment: HIPOBJ_E2E_GPU (device, default 0), HIPOBJ_E2E_GPU_KIND (cuda
+# or hip; default the first platform with the device), HIPOBJ_E2E_MAX_MIB
+# (largest cp file, default 1024), HIPOBJ_BENCH_MIB (benchmark size, default
+# 1024), HIPOBJ_E2E_REQUIRE_GPU=1 (no GPU is a failure, not a skip: for the
+# stand-in runtimes), HIPOBJ_E2E_EXPECT_INFO (text `hipobj info` must print),
+# HIPOBJ_E2E_FAULT_ENV and HIPOBJ_E2E_FAULT_MSG (step 4).
 set -uo pipefail
 
 if [ $# -lt 3 ]; then
@@ -23,6 +30,8 @@ if [ $# -lt 3 ]; then
 fi
 server=$1 cli=$2 suite=$3 bench=${4:-}
 gpu=${HIPOBJ_E2E_GPU:-0}
+gpu_kind=${HIPOBJ_E2E_GPU_KIND:-}
+gpu_arg=${gpu_kind:+$gpu_kind:}$gpu
 max_mib=${HIPOBJ_E2E_MAX_MIB:-1024}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipobj-gpu-e2e.XXXXXX")
@@ -56,23 +65,32 @@ echo "gpu-e2e: hipobj-server at $url"
 
 export HIPOBJ_TEST_ENDPOINT=$url HIPOBJ_TEST_ACCESS_KEY=$key
 export HIPOBJ_TEST_SECRET_KEY=$secret HIPOBJ_TEST_REGION=us-east-1
-export HIPOBJ_TEST_GPU=$gpu
+export HIPOBJ_TEST_GPU=$gpu HIPOBJ_TEST_GPU_KIND=$gpu_kind
 export AWS_ENDPOINT_URL=$url AWS_ACCESS_KEY_ID=$key
 export AWS_SECRET_ACCESS_KEY=$secret AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_ENDPOINT_URL_S3
 
 echo "== hipobj info"
-"$cli" info
+"$cli" info | tee "$work/info.out"
+if [ -n "${HIPOBJ_E2E_EXPECT_INFO:-}" ] &&
+  ! grep -qF "$HIPOBJ_E2E_EXPECT_INFO" "$work/info.out"; then
+  echo "gpu-e2e: FAIL: hipobj info does not show '$HIPOBJ_E2E_EXPECT_INFO'"
+  exit 1
+fi
 
 echo "== gpu_suite"
 "$suite"
 suite_rc=$?
 if [ $suite_rc -eq 77 ]; then
+  if [ "${HIPOBJ_E2E_REQUIRE_GPU:-0}" = 1 ]; then
+    echo "gpu-e2e: FAIL: no GPU, but HIPOBJ_E2E_REQUIRE_GPU=1"
+    exit 1
+  fi
   echo "gpu-e2e: no GPU: skipped"
   exit 77
 fi
 
-echo "== hipobj --gpu $gpu cp round trips"
+echo "== hipobj --gpu $gpu_arg cp round trips"
 passed=0
 failed=0
 check() { # NAME FILE-A FILE-B
@@ -88,13 +106,12 @@ check() { # NAME FILE-A FILE-B
   fi
 }
 run() { # NAME CMD...: a command that must succeed
-  local name=$1
+  local name=$1 rc=0
   shift
-  if "$@" >"$work/cmd.out" 2>&1; then
-    return 0
-  fi
+  "$@" >"$work/cmd.out" 2>&1 || rc=$?
+  [ $rc -eq 0 ] && return 0
   failed=$((failed + 1))
-  echo "FAIL $name: $*"
+  echo "FAIL $name (exit status $rc): $*"
   sed 's/^/    /' "$work/cmd.out"
   return 1
 }
@@ -106,10 +123,10 @@ for size in $sizes; do
   [ "$size" -gt $((max_mib << 20)) ] && continue
   f=$work/in.$size
   head -c "$size" /dev/urandom >"$f"
-  run "upload $size (gpu)" "$cli" --gpu "$gpu" --json cp "$f" "s3://gpu-e2e/o$size" &&
+  run "upload $size (gpu)" "$cli" --gpu "$gpu_arg" --json cp "$f" "s3://gpu-e2e/o$size" &&
     grep -q '"data_path":"http-staged"' "$work/cmd.out" ||
     { echo "    (upload of $size did not report http-staged)"; failed=$((failed + 1)); }
-  run "download $size (gpu)" "$cli" --gpu "$gpu" cp "s3://gpu-e2e/o$size" "$f.gpu" &&
+  run "download $size (gpu)" "$cli" --gpu "$gpu_arg" cp "s3://gpu-e2e/o$size" "$f.gpu" &&
     check "gpu round trip $size" "$f" "$f.gpu"
   run "download $size (host)" "$cli" cp "s3://gpu-e2e/o$size" "$f.host" &&
     check "host download of gpu upload $size" "$f" "$f.host"
@@ -119,10 +136,39 @@ done
 # through GPU memory to stdout.
 f=$work/in.stream
 head -c $(((max_mib < 24 ? max_mib : 24) << 20)) /dev/urandom >"$f"
-run "stream upload (gpu)" sh -c "\"$cli\" --gpu $gpu cp - s3://gpu-e2e/stream <\"$f\"" &&
-  run "stream download (gpu)" sh -c "\"$cli\" --gpu $gpu cp s3://gpu-e2e/stream - >\"$f.out\"" &&
+run "stream upload (gpu)" sh -c "\"$cli\" --gpu $gpu_arg cp - s3://gpu-e2e/stream <\"$f\"" &&
+  run "stream download (gpu)" sh -c "\"$cli\" --gpu $gpu_arg cp s3://gpu-e2e/stream - >\"$f.out\"" &&
   check "gpu stream round trip" "$f" "$f.out"
 rm -f "$work"/in.*
+
+if [ -n "${HIPOBJ_E2E_FAULT_ENV:-}" ]; then
+  # A copy that fails on the device must fail the transfer, never end as a
+  # success with wrong bytes.
+  echo "== a failed device copy ($HIPOBJ_E2E_FAULT_ENV)"
+  f=$work/in.fault
+  head -c $(((max_mib < 12 ? max_mib : 12) << 20)) /dev/urandom >"$f"
+  "$cli" cp "$f" s3://gpu-e2e/fault >/dev/null
+  for dir in download upload; do
+    if [ $dir = download ]; then
+      args=(s3://gpu-e2e/fault "$work/fault.out")
+    else
+      args=("$f" s3://gpu-e2e/fault-up)
+    fi
+    if env "$HIPOBJ_E2E_FAULT_ENV" "$cli" --gpu "$gpu_arg" cp "${args[@]}" \
+      >"$work/cmd.out" 2>&1; then
+      failed=$((failed + 1))
+      echo "FAIL fault $dir: succeeded despite $HIPOBJ_E2E_FAULT_ENV"
+    elif ! grep -qF "${HIPOBJ_E2E_FAULT_MSG:-}" "$work/cmd.out"; then
+      failed=$((failed + 1))
+      echo "FAIL fault $dir: the error does not name ${HIPOBJ_E2E_FAULT_MSG:-}:"
+      sed 's/^/    /' "$work/cmd.out"
+    else
+      passed=$((passed + 1))
+      echo "PASS fault $dir: $(tail -1 "$work/cmd.out")"
+    fi
+  done
+  rm -f "$f" "$work/fault.out"
+fi
 
 if [ -n "$bench" ]; then
   echo "== gpu_bench"

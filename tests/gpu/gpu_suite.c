@@ -370,6 +370,10 @@ static int case_dmabuf_export(void) {
   uint64_t want = (uintptr_t)part.ptr & (uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
   CHECK(off == want, "offset %llu, expected %llu (page-aligned export)",
         (unsigned long long)off, (unsigned long long)want);
+  /* A dma-buf's size is the exported range: whole pages around the part. */
+  CHECK((uint64_t)st.st_size >= off + MiB,
+        "dma-buf of %lld bytes for %zu at %llu", (long long)st.st_size, MiB,
+        (unsigned long long)off);
   printf("    dma-buf fd -> %s\n", link);
   CHECK(strstr(link, "dmabuf"), "fd %d is %s, not a dma-buf", fd, link);
   return 0;

@@ -206,6 +206,10 @@ API CUresult cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n,
   int fd = memfd_create("mock-dmabuf", MFD_CLOEXEC);
   if (fd < 0)
     return 999;
+  if (ftruncate(fd, (off_t)n) != 0) { /* a dma-buf has the range's size */
+    close(fd);
+    return 999;
+  }
   *(int *)h = fd;
   return OK;
 }

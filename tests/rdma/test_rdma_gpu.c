@@ -407,6 +407,48 @@ static struct hipobj_mem gpu_on(int dev, size_t n) {
   return m;
 }
 
+/* GET checksums by RDMA into GPU memory: staged, the chunks' CRCs are
+ * recomputed in host memory and the object verified; direct, the NIC
+ * writes memory this process never reads: only the CRCs the server
+ * computed over what it sent are joined and compared (so a damaged stored
+ * object still fails), and the result says the bytes were not verified. */
+Test(rdma_gpu, get_checksums_staged_and_direct) {
+  start(NULL);
+  size_t n = (3u << 20) + 11;
+  char *data = malloc(n);
+  fill_pattern(data, n, 93);
+  put_host("c", data, n);
+  struct hipobj_mem g = gpu(n);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, "c", &g, NULL, &res, err));
+  cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_STAGED);
+  cr_assert_eq(res.checksum, HIPOBJ_CHECKSUM_CRC64NVME, "%s",
+               res.checksum_note);
+  fake_gpu_set_dmabuf(1);
+  hrdma_gpu_reset_for_tests(cli, reg_fake_pages);
+  res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, "c", &g, NULL, &res, err));
+  cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT);
+  cr_assert_eq(res.checksum, HIPOBJ_CHECKSUM_NONE);
+  cr_assert(strstr(res.checksum_note, "not read back") != NULL, "%s",
+            res.checksum_note);
+  flip_stored(&srv, "c", n / 2);
+  int rc = hipobj_s3_get(cli, T_BUCKET, "c", &g, NULL, NULL, err);
+  cr_assert_eq(rc, HIPOBJ_E_INTEGRITY, "direct: %d %s", rc,
+               hipobj_error_message(err));
+  fake_gpu_set_dmabuf(0);
+  hrdma_gpu_reset_for_tests(cli, reg_refused);
+  rc = hipobj_s3_get(cli, T_BUCKET, "c", &g, NULL, &res, err);
+  cr_assert_eq(rc, HIPOBJ_E_INTEGRITY, "staged: %d %s", rc,
+               hipobj_error_message(err));
+  cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_STAGED);
+  hrdma_gpu_reset_for_tests(cli, NULL);
+  no_violations();
+  hipobj_gpu_free(&g);
+  free(data);
+  no_leaks();
+}
+
 Test(rdma_gpu, registrations_kept_per_gpu_and_refusals_too) {
   start(NULL);
   fake_gpu_set_dmabuf(1);

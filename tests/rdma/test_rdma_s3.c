@@ -2,8 +2,10 @@
  * hipobj-server --rdma auto on real verbs (Soft-RoCE in the guest): GETs and
  * PUTs report data path rdma-direct and move every byte by RDMA, multipart
  * parts go by RDMA, many transfers run at once, a declining server gets the
- * same bytes over HTTP (or a clear error under `require`), and a data phase
- * broken by the server never yields wrong bytes reported as success. */
+ * same bytes over HTTP (or a clear error under `require`), a data phase
+ * broken by the server never yields wrong bytes reported as success, and
+ * GETs by RDMA verify the object's CRC-64/NVME (whole and in parts) and
+ * fail on a byte flipped in the stored object. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -406,4 +408,36 @@ Test(rdma_s3, a_server_ignoring_the_part_query_is_never_success) {
     cr_assert_eq(uploads_left(), 0, "policy %d", policies[i]);
   }
   free(data);
+}
+
+/* RDMA into host memory: each session's CRC (FINAL) is recomputed over the
+ * bytes landed, and the sessions' CRCs joined make the object's, checked
+ * against the HEAD's x-amz-checksum-crc64nvme; a byte flipped in the
+ * stored object fails with HIPOBJ_E_INTEGRITY whole and in parts. */
+Test(rdma_s3, get_verifies_the_object_checksum) {
+  start(NULL);
+  size_t n = (9u << 20) + 3;
+  char *data = malloc(n), *back = calloc(1, n);
+  fill_pattern(data, n, 91);
+  put_rdma("cks", data, n); /* the server keeps the session's CRC */
+  struct hipobj_mem dst = hipobj_mem_host(back, n);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = 4u << 20;
+  for (int parts = 0; parts < 2; parts++) {
+    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+    OK(hipobj_s3_get(cli, T_BUCKET, "cks", &dst, parts ? &o : NULL, &res, err));
+    cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT);
+    cr_assert_eq(memcmp(back, data, n), 0);
+    cr_assert_eq(res.checksum, HIPOBJ_CHECKSUM_CRC64NVME, "parts %d: %s", parts,
+                 res.checksum_note);
+  }
+  flip_stored(&srv, "cks", 5u << 20);
+  for (int parts = 0; parts < 2; parts++) {
+    int rc =
+        hipobj_s3_get(cli, T_BUCKET, "cks", &dst, parts ? &o : NULL, NULL, err);
+    cr_assert_eq(rc, HIPOBJ_E_INTEGRITY, "parts %d: %d %s", parts, rc,
+                 hipobj_error_message(err));
+  }
+  free(data);
+  free(back);
 }

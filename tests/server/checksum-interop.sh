@@ -6,8 +6,12 @@
 # put-object with CRC32 and CRC32C trailers, a 20 MiB multipart upload
 # with CRC32 trailers on its parts (the composite checksum of the result
 # checked against one computed here with zlib), a wrong checksum refused,
-# and put-object with a CRC32C header. Then awscrt_checksums.py drives
-# aws-c-s3 (python3-awscrt). Every upload is read back and compared.
+# and put-object with a CRC32C header. GETs with --checksum-mode ENABLED:
+# botocore verifies the values hipobj-server returns (a full-object CRC32
+# and CRC32C; the composite of a multipart object it skips, as it must),
+# and fails on a byte flipped in the stored object, as hipObject does.
+# Then awscrt_checksums.py drives aws-c-s3 (python3-awscrt). Every upload
+# is read back and compared.
 #
 # Usage: checksum-interop.sh path/to/hipobj-server
 # awscrt 0.16 connects to port 80 whatever the endpoint says, so the script
@@ -147,6 +151,31 @@ awscli_trailers() {
       "$WORK/tls.log" || fail "no $alg trailer was checked (see tls.log)"
   done
 
+  step "awscli over HTTPS: get-object --checksum-mode ENABLED verifies them"
+  for alg in CRC32 CRC32C; do
+    out=$(aws s3api get-object --bucket cks --key "small-$alg" \
+      --checksum-mode ENABLED "$WORK/small.back" --output json) ||
+      fail "get-object --checksum-mode ENABLED small-$alg"
+    got=$(json "Checksum$alg" <<<"$out")
+    [ "$got" = "$(crc $alg "$WORK/small.bin")" ] ||
+      fail "get-object small-$alg: Checksum$alg '$got'"
+    cmp -s "$WORK/small.bin" "$WORK/small.back" || fail "small-$alg differs"
+  done
+  # A byte flipped in the stored file, in place: botocore must refuse it.
+  "$PY" - "$WORK/tls-root/cks/ksmall-CRC32C" <<'EOF'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(100)
+    b = f.read(1)[0]
+    f.seek(100)
+    f.write(bytes([b ^ 1]))
+EOF
+  if msg=$(aws s3api get-object --bucket cks --key small-CRC32C \
+    --checksum-mode ENABLED "$WORK/small.back" 2>&1); then
+    fail "botocore accepted a damaged object: no checksum was returned"
+  fi
+  echo "$msg" | grep -qi "checksum" || fail "damaged object: $msg"
+
   step "awscli over HTTPS: a 20 MiB upload in 3 parts with CRC32 trailers"
   split -b 8388608 -d "$WORK/big.bin" "$WORK/part."
   trailers() { grep -c "x-amz-checksum-crc32: .* (unsigned trailer) matches" "$WORK/tls.log"; }
@@ -180,8 +209,8 @@ EOF
   got=$(json ChecksumCRC32 <<<"$out")
   want=$(crc CRC32 composite "$WORK"/part.*)
   [ "$got" = "$want" ] || fail "composite ChecksumCRC32 '$got', want '$want'"
-  aws s3api get-object --bucket cks --key big "$WORK/big.back" >/dev/null ||
-    fail "get-object big"
+  aws s3api get-object --bucket cks --key big "$WORK/big.back" \
+    --checksum-mode ENABLED >/dev/null || fail "get-object big"
   cmp -s "$WORK/big.bin" "$WORK/big.back" || fail "big differs"
   grep -q 'UploadPart 200' "$WORK/tls.log" || fail "no UploadPart in the log"
 

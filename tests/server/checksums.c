@@ -5,7 +5,13 @@
  * reads the line, this file judges it); an upload's algorithm against its
  * parts; the part checksums a CompleteMultipartUpload lists; and the
  * composite checksum of the result (AWS's COMPOSITE type: the CRC of the
- * parts' CRCs, then "-N"), for CRC32 and CRC32C uploads.
+ * parts' CRCs, then "-N"), for CRC32 and CRC32C uploads. And what GET and
+ * HEAD return when asked (x-amz-checksum-mode: ENABLED): every upload
+ * keeps the CRC-64/NVME of its data (a multipart object the one combined
+ * from its parts', which it keeps too), returned as a FULL_OBJECT checksum
+ * as S3 does for objects uploaded without one, and beside it the checksum
+ * the upload was checked with (a PutObject's CRC32C or CRC32, a multipart
+ * upload's composite), as S3 returns it.
  *
  * The rule is that the server never accepts an integrity check it does not
  * perform: a client that sends a checksum believes it was checked, and an
@@ -14,11 +20,13 @@
  * S3 only has as FULL_OBJECT) is answered 501 NotImplemented, never
  * ignored. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "s3/checksum.h"
 #include "s3/xml.h"
+#include "src/base/crc64nvme.h"
 #include "storage.h"
 
 struct alg_info {
@@ -296,6 +304,12 @@ void cks_answer_headers(const struct req *r, struct MHD_Response *resp) {
 void cks_body_update(struct req *r, const void *data, size_t n) {
   if (r->cks_alg)
     r->cks_run = cks_crc(r->cks_alg, r->cks_run, data, n);
+  if (r->cks_alg != CKS_CRC64NVME) /* else cks_run is the same CRC */
+    r->crc64_run = cks_crc(CKS_CRC64NVME, r->crc64_run, data, n);
+}
+
+static uint64_t body_crc64(const struct req *r) {
+  return r->cks_alg == CKS_CRC64NVME ? r->cks_run : r->crc64_run;
 }
 
 /* ---- aws-chunked trailers ---------------------------------------------- */
@@ -380,6 +394,8 @@ int cks_part_vs_upload(struct req *r, const struct obj_meta *info) {
 
 void cks_part_record(const struct req *r, struct obj_meta *part) {
   cks_format(r->cks_alg, r->cks_want, part->cksum);
+  part->has_crc64 = 1;
+  part->crc64 = body_crc64(r);
 }
 
 /* A listed part's checksum of alg: "" when it lists none. */
@@ -444,4 +460,73 @@ int cks_composite(enum cks_alg alg, const struct obj_meta *parts, size_t n,
   cks_format(alg, crc, b64);
   snprintf(out, 16, "%s-%zu", b64, n);
   return 0;
+}
+
+/* ---- stored checksums: GET and HEAD ------------------------------------ */
+
+void cks_object_record(const struct req *r, struct obj_meta *m) {
+  m->has_crc64 = 1;
+  m->crc64 = body_crc64(r);
+  if (r->cks_alg == CKS_CRC32 || r->cks_alg == CKS_CRC32C) {
+    cks_format(r->cks_alg, r->cks_want, m->cksum);
+    snprintf(m->checksum_alg, sizeof m->checksum_alg, "%s",
+             algs[r->cks_alg].name);
+  }
+}
+
+int cks_object_of_parts(const struct obj_meta *parts, size_t n,
+                        enum cks_alg alg, const char *composite,
+                        struct obj_meta *m) {
+  int all = n > 0;
+  for (size_t i = 0; i < n; i++)
+    all &= parts[i].has_crc64;
+  if (all) {
+    /* CRC(A || B) from CRC(A), CRC(B) and |B|: the whole object's
+     * checksum without reading it again. */
+    m->has_crc64 = 1;
+    m->crc64 = parts[0].crc64;
+    for (size_t i = 1; i < n; i++)
+      m->crc64 = crc64nvme_combine(m->crc64, parts[i].crc64, parts[i].size);
+    if (!(m->part_crc64 = calloc(n, sizeof *m->part_crc64)))
+      return -1;
+    for (size_t i = 0; i < n; i++)
+      m->part_crc64[i] = parts[i].crc64;
+  }
+  if (alg && composite[0]) {
+    snprintf(m->cksum, sizeof m->cksum, "%s", composite);
+    snprintf(m->checksum_alg, sizeof m->checksum_alg, "%s", algs[alg].name);
+    if (!(m->part_cksum = calloc(n, sizeof *m->part_cksum)))
+      return -1;
+    for (size_t i = 0; i < n; i++)
+      memcpy(m->part_cksum[i], parts[i].cksum, sizeof m->part_cksum[i]);
+  }
+  return 0;
+}
+
+void cks_get_headers(const struct req *r, struct MHD_Response *resp,
+                     const struct obj_meta *m, int whole, unsigned part) {
+  const char *mode = req_header(r, "x-amz-checksum-mode");
+  if (!resp || !mode || strcasecmp(mode, "ENABLED") || (!whole && !part))
+    return;
+  enum cks_alg alg = alg_by_name(m->checksum_alg);
+  if (alg == CKS_CRC64NVME)
+    alg = CKS_NONE; /* never recorded as the upload's: kept in crc64 */
+  int have64 = whole ? m->has_crc64 : m->part_crc64 != NULL;
+  uint64_t crc64 = whole ? m->crc64 : have64 ? m->part_crc64[part - 1] : 0;
+  const char *other = whole           ? m->cksum
+                      : m->part_cksum ? m->part_cksum[part - 1]
+                                      : "";
+  char b64[16];
+  if (have64) {
+    cks_format(CKS_CRC64NVME, crc64, b64);
+    MHD_add_response_header(resp, algs[CKS_CRC64NVME].hdr, b64);
+  }
+  if (alg && other[0])
+    MHD_add_response_header(resp, algs[alg].hdr, other);
+  /* The type of the upload's checksum: a composite "<base64>-N" describes
+   * the parts, not the bytes; CRC-64/NVME is always the bytes' own. */
+  if (have64 || (alg && other[0]))
+    MHD_add_response_header(resp, "x-amz-checksum-type",
+                            strchr(m->cksum, '-') ? "COMPOSITE"
+                                                  : "FULL_OBJECT");
 }

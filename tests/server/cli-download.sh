@@ -6,6 +6,9 @@
 # object (a 1 MiB tmpfs in a private mount namespace, and a size limit on
 # a disk file) fails with "No space left on device" / "File too large",
 # exits non-zero and leaves neither the file nor its temp file behind.
+# A byte flipped in the stored object (in place, behind the server's back)
+# fails the download with the checksum mismatch named, nothing left
+# behind; with HIPOBJ_CHECKSUM_MODE=off the damage is downloaded.
 #
 # Usage: cli-download.sh path/to/hipobj-server path/to/hipobj
 set -euo pipefail
@@ -113,4 +116,21 @@ if unshare -m true 2>/dev/null; then
 else
   echo "(unshare -m is not allowed here: the full-tmpfs case is not checked)"
 fi
+step "a byte flipped in the stored object fails the download, named"
+"${H[@]}" cp "$WORK/data" s3://cli-download/flip
+stored="$WORK/root/cli-download/kflip"
+b=$(od -An -tu1 -j 12345678 -N1 "$stored" | tr -d ' ')
+# shellcheck disable=SC2059 # the format is the byte
+printf "\\x$(printf %02x $((b ^ 1)))" |
+  dd of="$stored" bs=1 seek=12345678 conv=notrunc status=none
+rc=0
+"${H[@]}" cp s3://cli-download/flip "$WORK/flip.out" 2>"$WORK/err" || rc=$?
+[ "$rc" -ne 0 ] || fail "the download of a damaged object exited 0"
+grep -q "CRC64NVME mismatch" "$WORK/err" ||
+  fail "unexpected error: $(cat "$WORK/err")"
+[ ! -e "$WORK/flip.out" ] || fail "flip.out exists after the failure"
+no_leftovers "$WORK"
+HIPOBJ_CHECKSUM_MODE=off "${H[@]}" cp s3://cli-download/flip "$WORK/flip.out"
+cmp -s "$WORK/data" "$WORK/flip.out" && fail "the damage was not downloaded"
+rm -f "$WORK/flip.out"
 echo "PASS"

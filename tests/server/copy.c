@@ -78,9 +78,12 @@ static int etag_eq(const char *a, const char *b) {
 }
 
 /* Copies [off, off+len) of fd into a new temp file of r->bucket, fsynced;
- * its ETag (MD5) into etag. The temp file's path in *tmp. 0 or -errno. */
+ * its ETag (MD5) into etag and its CRC-64/NVME into *crc64 (kept with
+ * every upload, so a copy's GET can be verified and a copied part joins
+ * its upload's checksum), both from the bytes written. The temp file's
+ * path in *tmp. 0 or -errno. */
 static int copy_range(struct req *r, int fd, uint64_t off, uint64_t len,
-                      char **tmp, char etag[80]) {
+                      char **tmp, char etag[80], uint64_t *crc64) {
   int out = st_tmp_create(r->srv, r->bucket, tmp);
   if (out < 0)
     return out;
@@ -104,7 +107,7 @@ static int copy_range(struct req *r, int fd, uint64_t off, uint64_t len,
   if (rc == 0 && fsync(out) != 0)
     rc = -errno;
   if (rc == 0)
-    rc = st_file_etag(out, len, etag, CKS_NONE, NULL);
+    rc = st_file_digests(out, len, etag, CKS_NONE, NULL, crc64);
   close(out);
   if (rc != 0) {
     unlink(*tmp);
@@ -182,7 +185,8 @@ enum MHD_Result h_copy_object(struct req *r) {
   struct obj_meta m;
   memset(&m, 0, sizeof m);
   char *tmp = NULL;
-  int rc = copy_range(r, fd, 0, src.size, &tmp, m.etag);
+  int rc = copy_range(r, fd, 0, src.size, &tmp, m.etag, &m.crc64);
+  m.has_crc64 = rc == 0;
   close(fd);
   if (rc == 0) {
     m.key = strdup(r->key);
@@ -256,13 +260,16 @@ enum MHD_Result h_upload_part_copy(struct req *r) {
   }
   meta_free(&src);
   char *tmp = NULL, etag[80];
-  int rc = copy_range(r, fd, off, len, &tmp, etag);
+  uint64_t crc64 = 0;
+  int rc = copy_range(r, fd, off, len, &tmp, etag, &crc64);
   close(fd);
   if (rc != 0)
     return srv_errno(r, rc, "cannot copy the part");
   struct obj_meta m;
   memset(&m, 0, sizeof m);
   snprintf(m.etag, sizeof m.etag, "%s", etag);
+  m.has_crc64 = 1;
+  m.crc64 = crc64;
   rc = part_store(r, tmp, &m);
   unlink(tmp); /* no-op when stored */
   free(tmp);

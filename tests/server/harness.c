@@ -614,6 +614,19 @@ char *put_pattern(struct hipobj_client *c, const char *key, size_t n,
   return data;
 }
 
+void flip_stored(const struct server_proc *s, const char *key, uint64_t at) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/" T_BUCKET "/k%s", s->root, key);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  cr_assert(fd >= 0, "open %s", path);
+  unsigned char b;
+  cr_assert_eq(pread(fd, &b, 1, (off_t)at), 1, "%s: no byte %llu", path,
+               (unsigned long long)at);
+  b ^= 0x20;
+  cr_assert_eq(pwrite(fd, &b, 1, (off_t)at), 1);
+  close(fd);
+}
+
 void file_equals(int fd, uint64_t off, const void *want, size_t n) {
   char *got = malloc(n ? n : 1);
   cr_assert_not_null(got);

@@ -106,6 +106,11 @@ void fill_pattern(void *buf, size_t n, unsigned seed);
  * success); returns them, to be freed. */
 char *put_pattern(struct hipobj_client *c, const char *key, size_t n,
                   unsigned seed);
+/* Flips one bit of byte `at` of the stored data of T_BUCKET/key (a key
+ * stored under its plain name, k<key>) behind the server's back, in place:
+ * the same inode, so the server's metadata still vouches for the old
+ * bytes. */
+void flip_stored(const struct server_proc *s, const char *key, uint64_t at);
 /* Asserts that fd holds want's n bytes at offset off. */
 void file_equals(int fd, uint64_t off, const void *want, size_t n);
 /* Bitwise reference CRCs (not the library's), chaining like zlib's

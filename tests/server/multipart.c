@@ -91,7 +91,9 @@ static int load_part(struct req *r, const char *id, unsigned n,
     uint64_t crc = 0;
     int fd = open(dp, O_RDONLY | O_CLOEXEC);
     rc = fd < 0 ? -ENOENT
-                : st_file_etag(fd, (uint64_t)st.st_size, m->etag, alg, &crc);
+                : st_file_digests(fd, (uint64_t)st.st_size, m->etag, alg, &crc,
+                                  &m->crc64);
+    m->has_crc64 = rc == 0;
     if (fd >= 0)
       close(fd);
     if (alg)
@@ -512,6 +514,10 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   m.key = strdup(r->key);
   m.ctype = info.ctype ? strdup(info.ctype) : NULL;
   hbuf_puts(&m.hdrs, hbuf_str(&info.hdrs));
+  if (cks_object_of_parts(parts, n, alg, composite, &m) != 0) {
+    res = srv_error(r, 500, "InternalError", "out of memory");
+    goto done;
+  }
 
   int rc;
   if (n == 1) {

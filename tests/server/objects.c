@@ -142,6 +142,7 @@ enum MHD_Result h_put_object(struct req *r) {
   body_md5_hex(r, hex);
   snprintf(m.etag, sizeof m.etag, "\"%s\"", hex);
   m.key = strdup(r->key); /* listings of long (hashed) names need it */
+  cks_object_record(r, &m);
   if (!m.key || collect_object_headers(r, &m) != 0) {
     meta_free(&m);
     return srv_fail(r);
@@ -230,6 +231,7 @@ enum MHD_Result h_get_object(struct req *r) {
   enum MHD_Result res;
   uint64_t off = 0, len = m.size;
   int status = 200, parts_count = 0;
+  unsigned part = 0; /* a multipart object's part asked by number */
   const char *pn = req_param(r, "partNumber");
   const char *range = req_header(r, "Range");
   int pre = preconditions(r, &m);
@@ -276,6 +278,7 @@ enum MHD_Result h_get_object(struct req *r) {
       len = m.parts[n - 1];
       status = 206;
       parts_count = (int)m.n_parts;
+      part = (unsigned)n;
     }
   } else if (range) {
     int pr = rp_parse_range(range, m.size, &off, &len);
@@ -306,6 +309,7 @@ enum MHD_Result h_get_object(struct req *r) {
   fd = -1; /* the response owns it now */
   if (resp) {
     add_object_headers(resp, &m);
+    cks_get_headers(r, resp, &m, !part && off == 0 && len == m.size, part);
     if (status == 206) {
       char cr[96];
       snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", (unsigned long long)off,

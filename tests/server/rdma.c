@@ -32,6 +32,7 @@
 #include "rdma/rc_server.h"
 #include "s3/crypto.h"
 #include "src/base/codec.h"
+#include "src/base/crc64nvme.h"
 #include "src/base/error.h"
 
 static int all_hex(const char *s, size_t n) {
@@ -248,11 +249,13 @@ static int be_read(void *ctx, const struct rdma_server_target *t, void *dst,
 /* UploadPart's storage step (multipart.c): data and metadata files renamed
  * into the upload's directory under the upload lock. */
 static int store_part(struct server *s, const struct rdma_server_target *t,
-                      const char *data_tmp, const char *etag,
+                      const char *data_tmp, const char *etag, uint64_t crc,
                       struct rdma_server_answer *a) {
   struct obj_meta m;
   memset(&m, 0, sizeof m);
   snprintf(m.etag, sizeof m.etag, "%.40s", etag); /* "md5 hex" */
+  m.has_crc64 = 1;
+  m.crc64 = crc;
   m.mtime_ms = st_now_ms();
   struct stat st;
   if (stat(data_tmp, &st) != 0)
@@ -311,7 +314,6 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
                      struct rdma_server_object *obj,
                      struct rdma_server_answer *a) {
   struct req *r = ctx;
-  (void)crc;
   uint8_t md5[16];
   char hex[33];
   s3_md5(data, len, md5);
@@ -327,11 +329,13 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
     return be_errno(a, rc, "cannot store the object");
   int ignore_part = t->part_number && r->fault.action == FA_RDMA_IGNORE_PART;
   if (t->part_number && !ignore_part) {
-    rc = store_part(r->srv, t, tmp, obj->etag, a);
+    rc = store_part(r->srv, t, tmp, obj->etag, crc, a);
   } else {
     struct obj_meta m;
     memset(&m, 0, sizeof m);
     snprintf(m.etag, sizeof m.etag, "%.40s", obj->etag);
+    m.has_crc64 = 1; /* the CRC-64/NVME of data, as GET returns it */
+    m.crc64 = crc;
     m.key = strdup(t->key); /* listings of long (hashed) names need it */
     rc = m.key ? st_obj_commit(r->srv, t->bucket, t->key, tmp, &m) : -ENOMEM;
     meta_free(&m);
@@ -344,7 +348,7 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
        * Complete naming it goes through (as on a lax server). */
       rc = st_tmp_write(r->srv, t->bucket, "", 0, &tmp);
       rc = rc ? be_errno(a, rc, "cannot store the part")
-              : store_part(r->srv, t, tmp, obj->etag, a);
+              : store_part(r->srv, t, tmp, obj->etag, crc64nvme("", 0), a);
     }
   }
   tmp_free(&tmp, rc);

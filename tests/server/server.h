@@ -204,6 +204,7 @@ struct req {
   int cks_have;         /* the value is known (header, or trailer read) */
   uint64_t cks_want;    /* the value */
   uint64_t cks_run;     /* running CRC of the payload */
+  uint64_t crc64_run;   /* its CRC-64/NVME, kept with every upload */
 
   /* a failure recorded for the answer (http 0: none) */
   int err_http;
@@ -334,8 +335,23 @@ void cks_format(enum cks_alg alg, uint64_t crc, char out[16]);
 /* Echoes of a successful answer: x-amz-checksum-<alg> (PutObject,
  * UploadPart), x-amz-checksum-algorithm (CreateMultipartUpload). */
 void cks_answer_headers(const struct req *r, struct MHD_Response *resp);
+/* Feeds the payload's CRC (the sent checksum's) and its CRC-64/NVME. */
 void cks_body_update(struct req *r, const void *data, size_t n);
 int cks_body_check(struct req *r); /* at the end of the body */
+/* What a PutObject keeps for GET and HEAD: the payload's CRC-64/NVME and
+ * the CRC32C or CRC32 it was sent with. */
+void cks_object_record(const struct req *r, struct obj_meta *m);
+/* The same for a completed upload, from its parts (n, in order): the
+ * CRC-64/NVME combined from theirs (when each has one), theirs, their
+ * checksums of alg and the composite. 0, or -1 out of memory. */
+int cks_object_of_parts(const struct obj_meta *parts, size_t n,
+                        enum cks_alg alg, const char *composite,
+                        struct obj_meta *m);
+/* x-amz-checksum-mode: ENABLED on GetObject and HeadObject: the stored
+ * checksums of what the answer carries, the whole object (whole), or part
+ * `part` (1-based) of a multipart object; nothing for any other range. */
+void cks_get_headers(const struct req *r, struct MHD_Response *resp,
+                     const struct obj_meta *m, int whole, unsigned part);
 /* One aws-chunked trailer line (chunked.c), name and value trimmed, and
  * the end of the trailer; -1 with r->err set. */
 int cks_trailer_line(struct req *r, const char *name, const char *value);
@@ -349,6 +365,7 @@ const char *cks_alg_name(enum cks_alg alg);
 /* UploadPart: a checksum exactly when the upload has an algorithm, and
  * of that algorithm. */
 int cks_part_vs_upload(struct req *r, const struct obj_meta *info);
+/* A part's checksum (of its upload's algorithm) and CRC-64/NVME. */
 void cks_part_record(const struct req *r, struct obj_meta *part);
 /* Complete: every listed part has a checksum of the upload's algorithm,
  * and none of another (before any part is read). */

@@ -179,6 +179,8 @@ void meta_free(struct obj_meta *m) {
   free(m->key);
   free(m->ctype);
   free(m->parts);
+  free(m->part_crc64);
+  free(m->part_cksum);
   hbuf_free(&m->hdrs);
   memset(m, 0, sizeof *m);
 }
@@ -215,10 +217,27 @@ void meta_format(const struct obj_meta *m, struct hbuf *b) {
     put_clean(b, m->checksum_alg);
     hbuf_putc(b, '\n');
   }
+  if (m->has_crc64)
+    hbuf_printf(b, "crc64 %016llx\n", (unsigned long long)m->crc64);
   if (m->n_parts) {
     hbuf_puts(b, "parts ");
     for (unsigned i = 0; i < m->n_parts; i++)
       hbuf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)m->parts[i]);
+    hbuf_putc(b, '\n');
+  }
+  if (m->n_parts && m->part_crc64) {
+    hbuf_puts(b, "pcrc64 ");
+    for (unsigned i = 0; i < m->n_parts; i++)
+      hbuf_printf(b, "%s%016llx", i ? "," : "",
+                  (unsigned long long)m->part_crc64[i]);
+    hbuf_putc(b, '\n');
+  }
+  if (m->n_parts && m->part_cksum) {
+    hbuf_puts(b, "pcksum ");
+    for (unsigned i = 0; i < m->n_parts; i++) {
+      hbuf_puts(b, i ? "," : "");
+      put_clean(b, m->part_cksum[i]);
+    }
     hbuf_putc(b, '\n');
   }
   const char *h = hbuf_str(&m->hdrs);
@@ -249,11 +268,61 @@ static int parse_parts(const char *v, size_t n, struct obj_meta *m) {
   return 0;
 }
 
+/* "a,b,c": the number of items, at most SRV_MAX_PARTS; 0 when more. */
+static unsigned count_items(const char *v, size_t n) {
+  unsigned count = 1;
+  for (size_t i = 0; i < n; i++)
+    count += v[i] == ',';
+  return count <= SRV_MAX_PARTS ? count : 0;
+}
+
+/* The per-part checksums: kept only when they are well-formed, one per
+ * part (checked at the end of meta_parse, when the part count is known);
+ * *count their number. -1 when out of memory. */
+static int parse_part_crc64(const char *v, size_t n, struct obj_meta *m,
+                            unsigned *count) {
+  *count = count_items(v, n);
+  if (!*count || !(m->part_crc64 = calloc(*count, sizeof *m->part_crc64)))
+    return *count ? -1 : 0;
+  const char *p = v, *end = v + n;
+  for (unsigned i = 0; i < *count; i++) {
+    char *e;
+    m->part_crc64[i] = strtoull(p, &e, 16);
+    if (e != p + 16 || (e < end && *e != ',')) {
+      *count = 0; /* malformed: none kept */
+      break;
+    }
+    p = e + 1;
+  }
+  return 0;
+}
+
+static int parse_part_cksum(const char *v, size_t n, struct obj_meta *m,
+                            unsigned *count) {
+  *count = count_items(v, n);
+  if (!*count || !(m->part_cksum = calloc(*count, sizeof *m->part_cksum)))
+    return *count ? -1 : 0;
+  const char *p = v, *end = v + n;
+  for (unsigned i = 0; i < *count; i++) {
+    const char *c = memchr(p, ',', (size_t)(end - p));
+    size_t len = (size_t)((c ? c : end) - p);
+    if (len >= sizeof m->part_cksum[i]) {
+      *count = 0;
+      break;
+    }
+    memcpy(m->part_cksum[i], p, len);
+    p += len + 1;
+  }
+  return 0;
+}
+
 int meta_parse(const char *text, size_t len, struct obj_meta *m) {
   memset(m, 0, sizeof *m);
   if (len < 13 || strncmp(text, "hipobj-meta 1", 13) != 0)
     return -EINVAL;
   const char *p = text, *end = text + len;
+  unsigned n_crc64 = 0, n_cksum = 0;
+  int oom = 0;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -291,6 +360,14 @@ int meta_parse(const char *text, size_t len, struct obj_meta *m) {
         hbuf_free(&k);
       } else if (klen == 5 && !strncmp(p, "ctype", 5)) {
         m->ctype = strndup(v, vlen);
+      } else if (klen == 5 && !strncmp(p, "crc64", 5) && vlen == 16) {
+        char *e;
+        m->crc64 = strtoull(num, &e, 16);
+        m->has_crc64 = *e == '\0';
+      } else if (klen == 6 && !strncmp(p, "pcrc64", 6) && !m->part_crc64) {
+        oom |= parse_part_crc64(v, vlen, m, &n_crc64);
+      } else if (klen == 6 && !strncmp(p, "pcksum", 6) && !m->part_cksum) {
+        oom |= parse_part_cksum(v, vlen, m, &n_cksum);
       } else if (klen == 5 && !strncmp(p, "parts", 5)) {
         if (parse_parts(v, vlen, m) != 0) {
           meta_free(m);
@@ -303,9 +380,18 @@ int meta_parse(const char *text, size_t len, struct obj_meta *m) {
     }
     p += n + 1;
   }
-  if (m->hdrs.oom) {
+  if (m->hdrs.oom || oom) {
     meta_free(m);
     return -ENOMEM;
+  }
+  /* Per-part checksums that do not match the parts are not trusted. */
+  if (n_crc64 != m->n_parts) {
+    free(m->part_crc64);
+    m->part_crc64 = NULL;
+  }
+  if (n_cksum != m->n_parts) {
+    free(m->part_cksum);
+    m->part_cksum = NULL;
   }
   return 0;
 }
@@ -342,6 +428,11 @@ int meta_load(const char *path, struct obj_meta *m) {
 
 int st_file_etag(int fd, uint64_t size, char etag[80], enum cks_alg alg,
                  uint64_t *crc) {
+  return st_file_digests(fd, size, etag, alg, crc, NULL);
+}
+
+int st_file_digests(int fd, uint64_t size, char etag[80], enum cks_alg alg,
+                    uint64_t *crc, uint64_t *crc64) {
   struct s3_md5_ctx *c = s3_md5_begin();
   if (!c)
     return -ENOMEM;
@@ -364,6 +455,8 @@ int st_file_etag(int fd, uint64_t size, char etag[80], enum cks_alg alg,
     s3_md5_update(c, buf, (size_t)n);
     if (crc && alg != CKS_NONE)
       *crc = cks_crc(alg, *crc, buf, (size_t)n);
+    if (crc64)
+      *crc64 = cks_crc(CKS_CRC64NVME, *crc64, buf, (size_t)n);
     off += (uint64_t)n;
   }
   free(buf);

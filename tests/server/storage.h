@@ -41,8 +41,20 @@ struct obj_meta {
    * upload's composite "<base64>-N" (its done record). "" when none. */
   char cksum[16];
   /* An upload's x-amz-checksum-algorithm ("CRC32C", "CRC32"; also in the
-   * done record), "" when none. */
+   * done record), "" when none. An object keeps the checksum its upload
+   * was checked with in cksum (a PutObject's CRC32C or CRC32, a completed
+   * upload's composite) and its algorithm here, for GET and HEAD. */
   char checksum_alg[12];
+  /* The CRC-64/NVME of the data (an object's, or a part's), kept for
+   * every upload; has_crc64 0 for data stored before it was kept and for
+   * metadata rebuilt from the data (storage.h's crash rule), which cannot
+   * vouch for the bytes. */
+  int has_crc64;
+  uint64_t crc64;
+  /* A multipart object, per part (n_parts each, NULL when not known):
+   * the part's CRC-64/NVME, and its checksum of the upload's algorithm. */
+  uint64_t *part_crc64;
+  char (*part_cksum)[16];
 };
 
 void meta_free(struct obj_meta *m);
@@ -109,6 +121,9 @@ void st_free_keys(char **keys, size_t n);
  * CKS_NONE), also the bytes' CRC of alg (same pass). */
 int st_file_etag(int fd, uint64_t size, char etag[80], enum cks_alg alg,
                  uint64_t *crc);
+/* The same, and with crc64 not NULL the bytes' CRC-64/NVME too. */
+int st_file_digests(int fd, uint64_t size, char etag[80], enum cks_alg alg,
+                    uint64_t *crc, uint64_t *crc64);
 int64_t st_now_ms(void);
 
 #endif

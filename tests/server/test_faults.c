@@ -123,14 +123,28 @@ Test(faults, delay_does_not_block_other_clients) {
   cr_assert(head_s < 1.0, "HEAD waited %.3f s behind the delayed GET", head_s);
 }
 
-Test(faults, corrupted_byte_is_visible) {
+Test(faults, corrupted_byte_is_an_integrity_error) {
   start("op=GetObject,nth=1,action=corrupt:1000", NULL);
   OK(put_obj(NULL));
+  /* The answer's x-amz-checksum-crc64nvme (test_get_checksum.c has the
+   * rest) does not match the bytes: never a success, and not retried. */
+  cr_assert_eq(get_obj(NULL), HIPOBJ_E_INTEGRITY, "%s",
+               hipobj_error_message(err));
+  cr_assert_eq(hipobj_error_retries(err), 0);
+  cr_assert(strstr(hipobj_error_message(err), "CRC64NVME mismatch"), "%s",
+            hipobj_error_message(err));
+}
+
+Test(faults, corrupted_byte_is_visible_without_verification) {
+  start("op=GetObject,nth=1,action=corrupt:1000", NULL);
+  OK(put_obj(NULL));
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.checksum_mode = HIPOBJ_CHECKSUM_MODE_OFF;
+  struct hipobj_mem dst = hipobj_mem_host(back, sizeof back);
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  /* hipObject does not checksum GET bodies yet: the call succeeds and the
-   * corruption reaches the caller. This test documents that. */
-  OK(get_obj(&res));
+  OK(hipobj_s3_get(cli, T_BUCKET, "obj", &dst, &o, &res, err));
   cr_assert_eq(res.retries, 0);
+  cr_assert_eq(res.checksum, HIPOBJ_CHECKSUM_NONE);
   size_t diff = 0;
   for (size_t i = 0; i < sizeof data; i++)
     diff += data[i] != back[i];

@@ -3,11 +3,11 @@
  * path runs whatever the CPU count: objects of odd sizes at offsets that
  * are not page-aligned, staging chunks larger than one mapping window,
  * parts in parallel into one file; the byte counter proves the mapping
- * wrote them. A write-only descriptor (which cannot be mapped) and
- * HIPOBJ_FILE_MAP=0 fall back to pwrite. A file over the size limit and a
- * full tmpfs (mounted in a private mount namespace where that is allowed)
- * end the GET with the cause, never SIGBUS and never success. Skips where
- * /dev/shm is not tmpfs. */
+ * wrote them. PUTs from a tmpfs file read mapped windows. A write-only
+ * descriptor (which cannot be mapped) and HIPOBJ_FILE_MAP=0 fall back to
+ * pwrite. A file over the size limit and a full tmpfs (mounted in a private
+ * mount namespace where that is allowed) end the GET with the cause, never
+ * SIGBUS and never success. Skips where /dev/shm is not tmpfs. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -121,6 +121,49 @@ Test(filemap, odd_sizes_at_unaligned_offsets_in_parallel) {
       file_equals(fd, at, data, sizes[i]);
       close(fd);
     }
+    free(data);
+  }
+}
+
+/* PUTs from a tmpfs file send their parts straight from mapped windows:
+ * single and multipart, at offsets that are not page-aligned, a last part
+ * of one byte; the object read back is the file's range. */
+Test(filemap, puts_read_mapped_windows) {
+  const size_t mp = 5u << 20; /* S3's least part size */
+  const size_t sizes[] = {100000, 2 * mp + 1, 1};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    const size_t n = sizes[i];
+    const uint64_t at = 4096 * i + 555;
+    char *data = malloc(n);
+    cr_assert_not_null(data);
+    fill_pattern(data, n, (unsigned)i + 71);
+    char name[32];
+    snprintf(name, sizeof name, "src-%zu", i);
+    int fd = tmp_file(dir, name, O_RDWR | O_TRUNC);
+    cr_assert_eq(pwrite(fd, data, n, (off_t)at), (ssize_t)n);
+    close(fd);
+    fd = tmp_file(dir, name, O_RDONLY);
+    struct hipobj_mem src = hipobj_mem_file(fd, at, n);
+    struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
+    po.part_size = mp;
+    po.concurrency = 2;
+    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+    uint64_t before = hfile_mapped_read_bytes();
+    OK(hipobj_s3_put(cli, T_BUCKET, name, &src, &po, &res, err));
+    cr_assert_eq(hfile_mapped_read_bytes() - before, n,
+                 "size %zu: %llu bytes read through mappings", n,
+                 (unsigned long long)(hfile_mapped_read_bytes() - before));
+    cr_assert_eq(res.path, HIPOBJ_PATH_HTTP);
+    cr_assert_eq(res.parts, n > mp ? 3u : 0u, "size %zu: %u parts", n,
+                 res.parts);
+    close(fd);
+    /* Read back into memory and compared. */
+    char *back = malloc(n);
+    cr_assert_not_null(back);
+    struct hipobj_mem dst = hipobj_mem_host(back, n);
+    OK(hipobj_s3_get(cli, T_BUCKET, name, &dst, NULL, NULL, err));
+    cr_assert(memcmp(back, data, n) == 0, "size %zu: the object differs", n);
+    free(back);
     free(data);
   }
 }

@@ -1,7 +1,8 @@
 /* test_config_stall.c - unit tests of the stall detection settings in
  * config.c: low_speed_bytes_per_s (default, HIPOBJ_LOW_SPEED, limits, a
  * caller's struct from before the field) next to stall_timeout_ms and
- * request_timeout_ms. Kept apart from test_config.c, which is long enough.
+ * request_timeout_ms, and the GET checksum mode. Kept apart from
+ * test_config.c, which is long enough.
  * The environment is a fake getenv over a table; HOME names a directory
  * that does not exist, so no AWS file is read. */
 #include <criterion/criterion.h>
@@ -117,4 +118,34 @@ Test(config_stall, a_struct_from_before_the_field_gets_the_default) {
   cr_assert_eq(low_speed(&cfg), 1024);
   cfg.struct_size = sizeof cfg;
   cr_assert_eq(low_speed(&cfg), 7);
+}
+
+/* GET checksum verification (checksum_mode): on by default, off through
+ * HIPOBJ_CHECKSUM_MODE, the field winning, nonsense refused naming it. */
+static int checksum_mode(const struct hipobj_client_config *cfg) {
+  struct hipobj_error e = {0};
+  struct hcfg c;
+  int rc = hcfg_resolve(cfg, fake_getenv, &c, &e);
+  cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+  int v = c.checksum_mode;
+  hcfg_free(&c);
+  return v;
+}
+
+Test(config_stall, checksum_mode) {
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cr_expect_eq(checksum_mode(NULL), HIPOBJ_CHECKSUM_MODE_VERIFY);
+  set_env("HIPOBJ_CHECKSUM_MODE", "off");
+  cr_expect_eq(checksum_mode(NULL), HIPOBJ_CHECKSUM_MODE_OFF);
+  cfg.checksum_mode = HIPOBJ_CHECKSUM_MODE_VERIFY;
+  cr_expect_eq(checksum_mode(&cfg), HIPOBJ_CHECKSUM_MODE_VERIFY);
+  set_env("HIPOBJ_CHECKSUM_MODE", "VERIFY");
+  cr_expect_eq(checksum_mode(NULL), HIPOBJ_CHECKSUM_MODE_VERIFY);
+  set_env("HIPOBJ_CHECKSUM_MODE", "sometimes");
+  cr_expect(strstr(resolve_fail(NULL, HIPOBJ_E_CONFIG),
+                   "HIPOBJ_CHECKSUM_MODE='sometimes'") != NULL);
+  set_env("HIPOBJ_CHECKSUM_MODE", "");
+  cfg.checksum_mode = 3;
+  cr_expect(strstr(resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT),
+                   "checksum_mode 3") != NULL);
 }
