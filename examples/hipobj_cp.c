@@ -37,6 +37,11 @@ void stats_add(struct cp_stats *s, const struct hipobj_xfer_result *r) {
   s->parts += r->parts;
   if (r->path != HIPOBJ_PATH_NONE)
     s->path = r->path;
+  if (r->checksum != HIPOBJ_CHECKSUM_NONE)
+    snprintf(s->checksum, sizeof s->checksum, "%s",
+             hipobj_checksum_name(r->checksum));
+  else if (r->checksum_note[0])
+    snprintf(s->note, sizeof s->note, "%s", r->checksum_note);
 }
 
 /* ---- failures ------------------------------------------------------------ */
@@ -132,6 +137,10 @@ void print_result(const struct cli *c, const char *op, const char *verb,
     json_u64(f, "retries", s->retries);
     json_u64(f, "parts", s->parts);
     json_str(f, "data_path", hipobj_data_path_name(s->path));
+    if (s->checksum[0])
+      json_str(f, "verified", s->checksum);
+    else if (s->note[0])
+      json_str(f, "not_verified", s->note);
     if (c->dryrun)
       json_str(f, "dryrun", "true");
     json_end(f);
@@ -262,96 +271,50 @@ static int make_parents(const char *path) {
   return rc;
 }
 
-/* Fills fd with the object, or with --range that range, no HEAD: the
- * first ranged GET (into a host buffer) learns the size, ETag and
- * Last-Modified; the rest lands in the file at its offsets. */
+/* The file window a download lands in: larger than any object, so that
+ * the library learns the size itself from its first ranged part (no HEAD
+ * here) and writes only the object's bytes. */
+#define ANY_SIZE ((size_t)1 << 50)
+
+/* Fills fd with the object (or with --range that range) in one GET of the
+ * library: a first ranged part learns the size, ETag and Last-Modified,
+ * the others come in parallel pinned to that ETag, and a whole object is
+ * verified against its stored checksum. The space is reserved as soon as
+ * the size is known. */
 static int fetch_into(struct xctx *x, const char *bucket, const char *key,
                       const char *src_name, int fd, const char *tmp,
                       int64_t *mtime, struct cp_stats *s) {
   struct cli *c = x->c;
-  uint64_t off = c->has_range ? c->range_off : 0;
-  uint64_t chunk = chunk_size(c);
-  if (c->has_range && c->range_len && c->range_len < chunk)
-    chunk = c->range_len;
-  unsigned char *buf = malloc(chunk);
-  if (!buf)
-    return xfail_msg(x, src_name,
-                     "cannot allocate a %" PRIu64 "-byte buffer (see "
-                     "--part-size)",
-                     chunk);
   struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
-  go.has_range = 1;
-  go.offset = off;
-  go.length = chunk;
-  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-  struct hipobj_mem mem = hipobj_mem_host(buf, chunk);
-  int st = xfer_get(c, x->p, bucket, key, &mem, &go, &res, x->err);
-  stats_add(s, &res);
-  int rc = 0;
-  if (st == HIPOBJ_E_INVALID_RANGE && !c->has_range) {
-    /* S3 answers 416 to any range of an empty object: ask for it whole,
-     * into a buffer that holds nothing more. */
-    go = (struct hipobj_get_opts)HIPOBJ_GET_OPTS_INIT;
-    mem = hipobj_mem_host(buf, 1);
-    res = (struct hipobj_xfer_result)HIPOBJ_XFER_RESULT_INIT;
-    st = xfer_get(c, x->p, bucket, key, &mem, &go, &res, x->err);
-    stats_add(s, &res);
-    if (st == HIPOBJ_OK && res.bytes != 0)
-      st = HIPOBJ_E_BUFFER_TOO_SMALL; /* it grew meanwhile: say so */
-    res.object_size = res.bytes;
+  if (c->has_range) {
+    go.has_range = 1;
+    go.offset = c->range_off;
+    go.length = c->range_len; /* 0: to the end */
   }
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  struct hipobj_mem mem = hipobj_mem_file(fd, 0, ANY_SIZE);
+  int reserve_err = 0;
+  int st = xfer_get_file(c, x->p, bucket, key, &mem, &go, &res, x->err,
+                         &reserve_err);
+  stats_add(s, &res);
+  if (reserve_err)
+    return xfail_errno(x, tmp, reserve_err);
   if (st != HIPOBJ_OK) {
     cli_explain(c, bucket, key, x->err);
-    rc = xfail_lib(x, src_name);
-    goto out;
+    return xfail_lib(x, src_name);
   }
-  uint64_t total = res.object_size;
-  uint64_t end = c->has_range && c->range_len && off + c->range_len < total
-                     ? off + c->range_len
-                     : total;
-  uint64_t first = res.bytes;
-  if (end < off || first > end - off || end - off > SIZE_MAX) {
-    rc = xfail_msg(x, src_name, "the server's answer does not fit the range");
-    goto out;
-  }
-  size_t want = (size_t)(end - off);
-  if (!x->many)
-    progress_set_total(x->p, want);
-  int err = want > 0 ? reserve_space(fd, want) : 0;
-  if (err == 0 && first > 0 &&
-      pwrite(fd, buf, (size_t)first, 0) != (ssize_t)first)
-    err = errno ? errno : EIO;
-  if (err != 0) {
-    rc = xfail_errno(x, tmp, err);
-    goto out;
-  }
-  if (first < want) {
-    go = (struct hipobj_get_opts)HIPOBJ_GET_OPTS_INIT;
-    go.has_range = 1;
-    go.offset = off + first;
-    go.length = want - first;
-    go.if_match = res.etag; /* the version the first chunk came from */
-    mem = hipobj_mem_file(fd, (size_t)first, want - (size_t)first);
-    struct hipobj_xfer_result more = HIPOBJ_XFER_RESULT_INIT;
-    st = xfer_get(c, x->p, bucket, key, &mem, &go, &more, x->err);
-    stats_add(s, &more);
-    s->parts += more.parts ? 1 : 0;
-    if (st != HIPOBJ_OK) {
-      rc = xfail_lib(x, src_name);
-      goto out;
-    }
-    if (more.bytes != want - first) {
-      rc = xfail_msg(x, src_name,
+  uint64_t want = res.object_size;
+  if (c->has_range)
+    want = res.object_size > c->range_off ? res.object_size - c->range_off : 0;
+  if (c->has_range && c->range_len && c->range_len < want)
+    want = c->range_len;
+  if (res.bytes != want)
+    return xfail_msg(x, src_name,
                      "short read: got %" PRIu64 " of %" PRIu64 " bytes",
-                     first + more.bytes, (uint64_t)want);
-      goto out;
-    }
-  }
-  s->bytes += want;
+                     res.bytes, want);
+  s->bytes += res.bytes;
   *mtime = c->has_range ? 0 : res.last_modified;
-out:
-  free(buf);
-  return rc;
+  return 0;
 }
 
 int download_file(struct xctx *x, const char *bucket, const char *key,

@@ -13,8 +13,10 @@
  * hipobj_xfer_wait(); the transfer sits in a registry meanwhile, and the
  * main thread, which is the one woken by signals, cancels all of them
  * with xfers_cancel_all(). */
+#include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "hipobj_cli.h"
@@ -23,13 +25,32 @@ struct waiter {
   struct progress *p;
   uint64_t last;       /* the library's count at the last callback */
   atomic_int finished; /* set by the completion callback, then the wake */
+  /* A download into a file of unknown size: its space is reserved as soon
+   * as the first answer tells the size (reserve_space), and the transfer
+   * cancelled when the file system cannot hold it. */
+  int reserve_fd; /* -1: none */
+  int reserved;
+  atomic_int reserve_err;
+  _Atomic(struct hipobj_xfer *) x;
 };
 
 /* The library counts bytes per transfer (and may count a retried part
  * twice, going back): the display gets the forward steps. */
 static void on_progress(void *user, uint64_t done, uint64_t total) {
-  (void)total;
   struct waiter *w = user;
+  if (w->reserve_fd >= 0 && !w->reserved && total) {
+    w->reserved = 1;
+    int e = total > SIZE_MAX ? EFBIG : reserve_space(w->reserve_fd, total);
+    if (e) {
+      atomic_store(&w->reserve_err, e);
+      struct hipobj_xfer *x = atomic_load(&w->x);
+      if (x)
+        hipobj_xfer_cancel(x); /* does not wait: allowed here */
+    }
+  }
+  /* One cp learns its total here (a batch knows its own already). */
+  if (total && w->p && !atomic_load(&w->p->total))
+    progress_set_total(w->p, total);
   if (done > w->last) {
     progress_add(w->p, done - w->last);
     w->last = done;
@@ -147,32 +168,40 @@ static int start_put(struct cli *c, const void *args,
 
 static int run(struct cli *c, struct progress *p, start_fn start,
                const void *args, struct hipobj_xfer_result *res,
-               struct hipobj_error *err) {
-  struct waiter w = {.p = p};
+               struct hipobj_error *err, int reserve_fd, int *reserve_err) {
+  struct waiter w = {.p = p, .reserve_fd = reserve_fd};
   atomic_init(&w.finished, 0);
+  atomic_init(&w.reserve_err, 0);
+  atomic_init(&w.x, NULL);
   struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
   xo.progress = on_progress;
   xo.done = on_done;
   xo.user = &w;
   struct hipobj_xfer *x = NULL;
   int st;
-  if (is_worker) {
-    st = start(c, args, &xo, &x, err);
-    if (st == HIPOBJ_OK) {
-      int slot = reg_add(x);
-      st = hipobj_xfer_wait(x, res, err);
-      reg_drop(slot);
-    }
-  } else {
+  if (!is_worker) {
     if (signals_wake_fd() >= 0)
       drain(signals_wake_fd()); /* a stale byte; the flag stays */
     signals_set_soft(1);
-    st = start(c, args, &xo, &x, err);
-    if (st == HIPOBJ_OK)
-      st = wait_main(x, &w, res, err);
-    signals_set_soft(0);
   }
+  st = start(c, args, &xo, &x, err);
+  if (st == HIPOBJ_OK) {
+    atomic_store(&w.x, x);
+    if (atomic_load(&w.reserve_err)) /* the callback came before x */
+      hipobj_xfer_cancel(x);
+  }
+  if (st == HIPOBJ_OK && is_worker) {
+    int slot = reg_add(x);
+    st = hipobj_xfer_wait(x, res, err);
+    reg_drop(slot);
+  } else if (st == HIPOBJ_OK) {
+    st = wait_main(x, &w, res, err);
+  }
+  if (!is_worker)
+    signals_set_soft(0);
   hipobj_xfer_free(x);
+  if (reserve_err)
+    *reserve_err = atomic_load(&w.reserve_err);
   return st;
 }
 
@@ -181,7 +210,16 @@ int xfer_get(struct cli *c, struct progress *p, const char *bucket,
              const struct hipobj_get_opts *go, struct hipobj_xfer_result *res,
              struct hipobj_error *err) {
   struct get_args a = {bucket, key, mem, go};
-  return run(c, p, start_get, &a, res, err);
+  return run(c, p, start_get, &a, res, err, -1, NULL);
+}
+
+int xfer_get_file(struct cli *c, struct progress *p, const char *bucket,
+                  const char *key, const struct hipobj_mem *mem,
+                  const struct hipobj_get_opts *go,
+                  struct hipobj_xfer_result *res, struct hipobj_error *err,
+                  int *reserve_err) {
+  struct get_args a = {bucket, key, mem, go};
+  return run(c, p, start_get, &a, res, err, mem->fd, reserve_err);
 }
 
 int xfer_put(struct cli *c, struct progress *p, const char *bucket,
@@ -189,5 +227,5 @@ int xfer_put(struct cli *c, struct progress *p, const char *bucket,
              const struct hipobj_put_opts *po, struct hipobj_xfer_result *res,
              struct hipobj_error *err) {
   struct put_args a = {bucket, key, mem, po};
-  return run(c, p, start_put, &a, res, err);
+  return run(c, p, start_put, &a, res, err, -1, NULL);
 }

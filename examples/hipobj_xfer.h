@@ -14,6 +14,10 @@ struct cp_stats {
   unsigned parts;
   enum hipobj_data_path path;
   double start;
+  /* GET: the checksum of the whole object the bytes were verified
+   * against, "" when none (then note may say why). */
+  char checksum[16];
+  char note[160];
 };
 void stats_add(struct cp_stats *s, const struct hipobj_xfer_result *r);
 
