@@ -231,9 +231,9 @@ int xfer_get(struct cli *c, struct progress *p, const char *bucket,
              const char *key, const struct hipobj_mem *mem,
              const struct hipobj_get_opts *go, struct hipobj_xfer_result *res,
              struct hipobj_error *err);
-/* xfer_get into file memory of unknown extent (mem->fd): the space is
- * reserved (reserve_space) once the first answer tells the size, and the
- * transfer cancelled, *reserve_err set to the errno, when it cannot be. */
+/* xfer_get into file memory of unknown extent (mem->fd): the free space
+ * is checked (reserve_space) once the first answer tells the size, and the
+ * transfer cancelled, *reserve_err set to the errno, when it is short. */
 int xfer_get_file(struct cli *c, struct progress *p, const char *bucket,
                   const char *key, const struct hipobj_mem *mem,
                   const struct hipobj_get_opts *go,

@@ -4,14 +4,15 @@
  * - file -> S3: the open file is handed to hipobj_s3_put as file memory
  *   (hipobj_mem_file), which the library reads with pread through its
  *   bounded staging pool: memory use does not grow with the file.
- * - S3 -> file: no HEAD. A first ranged GET brings the first chunk and,
- *   in its Content-Range, the object's size and ETag (and Last-Modified);
- *   the space is reserved, and the rest comes as file memory (parallel
- *   ranged GETs pinned to that ETag with If-Match, so an object replaced
- *   mid-transfer fails the copy instead of mixing two versions) into a
- *   temp file in the destination's directory, renamed into place only
- *   once complete: a failed download never leaves a partial file under
- *   the final name, and a full disk is an error, not a SIGBUS.
+ * - S3 -> file: no HEAD of the tool's. One GET of the library into a
+ *   temp file in the destination's directory as file memory: its first
+ *   ranged part learns the object's size, ETag and Last-Modified (the free
+ *   space is then checked), the others come in parallel pinned to that
+ *   ETag with If-Match (an object replaced mid-transfer fails the copy
+ *   instead of mixing two versions), and a whole object is verified
+ *   against its stored checksum. The file is renamed into place only once
+ *   complete: a failed download never leaves a partial file under the
+ *   final name, and a full disk is an error, not a SIGBUS.
  * - S3 -> S3: a server-side copy (hipobj_s3_copy: CopyObject, or
  *   UploadPartCopy parts above 5 GiB); no byte passes through here.
  * stdin/stdout and --gpu are in hipobj_stream.c; --recursive goes to the
@@ -279,8 +280,8 @@ static int make_parents(const char *path) {
 /* Fills fd with the object (or with --range that range) in one GET of the
  * library: a first ranged part learns the size, ETag and Last-Modified,
  * the others come in parallel pinned to that ETag, and a whole object is
- * verified against its stored checksum. The space is reserved as soon as
- * the size is known. */
+ * verified against its stored checksum. The free space is checked as
+ * soon as the size is known. */
 static int fetch_into(struct xctx *x, const char *bucket, const char *key,
                       const char *src_name, int fd, const char *tmp,
                       int64_t *mtime, struct cp_stats *s) {

@@ -1,14 +1,12 @@
 /* hipobj_sys.c - what the `hipobj` tool asks of the system: signal
  * handling (temp files removed on a fatal signal, soft interruption that
- * wakes the main thread through a self-pipe) and reserving a download's
- * space before its bytes come. */
+ * wakes the main thread through a self-pipe) and checking that a
+ * download's file system can hold it before its bytes come. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/statvfs.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "hipobj_cli.h"
@@ -114,23 +112,17 @@ void signals_set_soft(int on) {
 /* ---- space for a download ----------------------------------------------- */
 
 /* Makes a full disk fail at once rather than after most of the object has
- * come: reserves the file's blocks (fallocate(2), not posix_fallocate:
- * where the file system cannot, glibc would write zeros over the whole
- * file). On tmpfs a reservation is the pages themselves, zeroed one CPU
- * at a time before the first byte can land (0.1-0.2 s per GiB on the
- * 16-core H200), so there the free space is checked instead, and the
- * library's writes take their pages as they go. Returns 0 or an errno. */
+ * come, without reserving anything: the size comes from the server (the
+ * first answer), and a hostile or broken one that announces 3 GiB must
+ * not make the tool allocate 3 GiB before a byte arrives. So the file
+ * system's free space is compared with the size, and the library's writes
+ * take their blocks as the bytes land (a disk that fills meanwhile is
+ * "file write failed: pwrite: No space left on device"). Returns 0 or an
+ * errno (ENOSPC). */
 int reserve_space(int fd, size_t size) {
-  struct statfs sf;
-  if (fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC) {
-    struct statvfs sv;
-    if (fstatvfs(fd, &sv) == 0 && sv.f_blocks > 0 &&
-        (uint64_t)sv.f_bavail * sv.f_frsize < size)
-      return ENOSPC;
-    return 0;
-  }
-  if (fallocate(fd, 0, 0, (off_t)size) != 0 && errno != EOPNOTSUPP &&
-      errno != ENOSYS && errno != EINVAL)
-    return errno;
+  struct statvfs sv;
+  if (fstatvfs(fd, &sv) == 0 && sv.f_blocks > 0 &&
+      (uint64_t)sv.f_bavail * sv.f_frsize < size)
+    return ENOSPC;
   return 0;
 }

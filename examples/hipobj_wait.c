@@ -25,9 +25,9 @@ struct waiter {
   struct progress *p;
   uint64_t last;       /* the library's count at the last callback */
   atomic_int finished; /* set by the completion callback, then the wake */
-  /* A download into a file of unknown size: its space is reserved as soon
-   * as the first answer tells the size (reserve_space), and the transfer
-   * cancelled when the file system cannot hold it. */
+  /* A download into a file of unknown size: the file system's free space
+   * is checked as soon as the first answer tells the size (reserve_space),
+   * and the transfer cancelled when it cannot hold the object. */
   int reserve_fd; /* -1: none */
   int reserved;
   atomic_int reserve_err;

@@ -22,6 +22,7 @@
 #include "cks.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -85,6 +86,17 @@ static int parse(size_t i, const char *b64, struct hcks_value *v) {
   return 0;
 }
 
+/* A note cut to the caller's buffer: a note is for people, and a value
+ * quoted in it may be long. */
+static void note_set(char *note, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_set(char *note, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(note, cap, fmt, ap);
+  va_end(ap);
+}
+
 /* What an answer lets its bytes be checked against: 1 with *v, 0 with a
  * note (maybe empty), -1 with the reason in note (a malformed value). */
 static int from_answer(const struct s3_http_resp *resp, int whole,
@@ -98,7 +110,7 @@ static int from_answer(const struct s3_http_resp *resp, int whole,
     if (!s3_http_resp_header(resp, algs[i].header, val, sizeof val))
       continue;
     if (strchr(val, '-')) {
-      snprintf(note, cap,
+      note_set(note, cap,
                "the object's %s is composite (%s: a checksum of its "
                "parts' checksums)",
                algs[i].name, val);
@@ -107,13 +119,13 @@ static int from_answer(const struct s3_http_resp *resp, int whole,
     int crc64 = algs[i].alg == HIPOBJ_CHECKSUM_CRC64NVME;
     if (!whole || (!crc64 && (composite || (resp->status == 206 && !full)))) {
       if (whole)
-        snprintf(note, cap,
+        note_set(note, cap,
                  "%s on a ranged answer not marked FULL_OBJECT: not trusted",
                  algs[i].header);
       continue;
     }
     if (parse(i, val, v) != 0) {
-      snprintf(note, cap, "%s '%.48s' is not the base64 of %zu bytes",
+      note_set(note, cap, "%s '%.48s' is not the base64 of %zu bytes",
                algs[i].header, val, algs[i].bytes);
       return -1;
     }
@@ -122,7 +134,7 @@ static int from_answer(const struct s3_http_resp *resp, int whole,
   }
   if (!note[0] &&
       s3_http_resp_header(resp, "x-amz-checksum-sha1", val, sizeof val))
-    snprintf(note, cap, "the object's checksum is SHA-1, which is not checked");
+    note_set(note, cap, "the object's checksum is SHA-1, which is not checked");
   return 0;
 }
 

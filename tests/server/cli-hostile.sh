@@ -3,7 +3,8 @@
 # (issue "Integrity and safety"): `hipobj ls` against listings whose
 # continuation token comes back (the library's check) or goes round a
 # cycle of three (the tool's own), and `hipobj cp` of a parallel download
-# whose second ranged GET is answered with a short 206. Each must exit
+# whose second ranged GET is answered with a short 206, or whose body
+# drips (the temp file must take disk space only as bytes arrive). Each must exit
 # non-zero with a message naming the cause, in bounded time, and the
 # download must leave neither the destination nor its temp file behind.
 #
@@ -111,6 +112,24 @@ grep -q "short answer" "$WORK/err" || fail "unexpected error: $(cat "$WORK/err")
 for f in "$WORK"/.*.hipobj-*; do
   [ -e "$f" ] && fail "temp file left: $f"
 done
+
+step "cp: disk space is taken as the bytes arrive, not as announced"
+# The body drips at 64 KiB/s: after 2 s, the 12 MiB temp file must hold
+# about what arrived, not blocks for the whole size (fallocate up front).
+start_server "op=GetObject,action=drip:65536"
+timeout 60 "${H[@]}" cp --part-size 5MiB s3://hostile/big "$WORK/drip.out" \
+  >/dev/null 2>"$WORK/err" &
+cp_pid=$!
+sleep 2
+tmpf=$(ls -d "$WORK"/.*.hipobj-* 2>/dev/null | head -1)
+[ -n "$tmpf" ] || fail "no temp file while the download runs"
+blocks=$(( $(stat -c '%b * %B' "$tmpf") ))
+kill -TERM "$cp_pid" 2>/dev/null || true
+wait "$cp_pid" 2>/dev/null || true
+echo "   temp file: $blocks bytes allocated after 2 s of a 64 KiB/s body"
+[ "$blocks" -lt $((4 * 1024 * 1024)) ] ||
+  fail "$blocks bytes allocated for a download that has received ~128 KiB"
+[ ! -e "$tmpf" ] || fail "temp file left after SIGTERM: $tmpf"
 
 step "cp: the same download from a healthy server is whole"
 start_server ""
