@@ -382,8 +382,7 @@ int cli_connect(struct cli *c) {
 void cli_explain(struct cli *c, const char *bucket, const char *key,
                  struct hipobj_error *err) {
   int hs = hipobj_error_http_status(err);
-  if (*hipobj_error_s3_code(err) ||
-      (hs != 400 && hs != 403 && hs != 404 && hs != 301))
+  if (*hipobj_error_s3_code(err) || (hs != 400 && hs != 403 && hs != 404))
     return;
   unsigned char byte;
   struct hipobj_mem mem = hipobj_mem_host(&byte, 1);

@@ -33,7 +33,11 @@ const char *hipobj_data_path_name(enum hipobj_data_path path) {
  * such a status usually means and what to check. The status, HTTP status
  * and request id are kept. */
 static void head_error_hint(struct hipobj_error *err) {
-  if (!err || err->s3_code[0])
+  /* Only the bare answers: a redirect, a timeout ... have their own text. */
+  if (!err || err->s3_code[0] ||
+      (err->status != HIPOBJ_E_CLIENT_ERROR &&
+       err->status != HIPOBJ_E_ACCESS_DENIED &&
+       err->status != HIPOBJ_E_NOT_FOUND))
     return;
   const char *hint = NULL;
   switch (err->http_status) {
@@ -50,11 +54,6 @@ static void head_error_hint(struct hipobj_error *err) {
   case 404:
     hint = "HTTP 404 Not Found to HEAD, which carries no S3 error code: no "
            "such key, or no such bucket";
-    break;
-  case 301:
-  case 307:
-    hint = "the bucket is in another region (HTTP redirect to HEAD, which "
-           "carries no S3 error code): check the region";
     break;
   default:
     return;
