@@ -69,7 +69,8 @@ typedef struct xfer_obj {
   struct pymem mem;
   struct hipobj_xfer_result res; /* final once finished */
   int started;                   /* x was started */
-  int finished;                  /* x freed, res and err final (mu) */
+  int starting;   /* the start call runs (GIL released); cv says when not */
+  int finished;   /* x freed, res and err final (mu) */
   PyObject *user; /* the Python future, set and cleared by Python */
   /* Written by the library's threads, read by Python (under mu). */
   pthread_mutex_t mu;

@@ -71,6 +71,17 @@ static void on_progress(void *user, uint64_t done, uint64_t total) {
  * Two threads may get here for one transfer (Client.close and the
  * dispatcher): the first frees it, the other waits until it has. */
 static void xfer_finish(xfer_obj *x) {
+  /* The transfer may end (and the dispatcher get here) while its start
+   * call, which released the GIL, has not yet stored x->x: wait for it. */
+  if (x->starting) {
+    Py_BEGIN_ALLOW_THREADS;
+    pthread_mutex_lock(&x->mu);
+    while (x->starting) {
+      pthread_cond_wait(&x->cv, &x->mu);
+    }
+    pthread_mutex_unlock(&x->mu);
+    Py_END_ALLOW_THREADS;
+  }
   struct hipobj_xfer *hx = x->x;
   x->x = NULL; /* under the GIL: one thread takes it */
   if (hx != NULL) {
@@ -205,6 +216,7 @@ PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
   }
   struct hipobj_xfer *hx = NULL;
   int rc;
+  x->starting = 1;
   Py_BEGIN_ALLOW_THREADS;
   rc = is_get ? hipobj_s3_get_start(self->c, bucket, key, &x->mem.mem, &go, &xo,
                                     &hx, x->err)
@@ -213,6 +225,10 @@ PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
   Py_END_ALLOW_THREADS;
   x->x = hx;
   x->started = hx != NULL;
+  pthread_mutex_lock(&x->mu);
+  x->starting = 0;
+  pthread_cond_broadcast(&x->cv);
+  pthread_mutex_unlock(&x->mu);
   if (rc != HIPOBJ_OK) {
     raise_hipobj(rc, x->err);
     if (async) {

@@ -313,8 +313,11 @@ Test(rcfail, tampered_answers) {
     tamper = cases[i].mode;
     struct rdma_rc_result res;
     struct hipobj_error err;
+    /* A FINAL whose CRC does not match the bytes is an integrity error;
+     * every other tampered answer a protocol error. */
     cr_expect_eq(xfer(cases[i].is_put, "k", buf, 0, 4096, &res, &err),
-                 HIPOBJ_E_PROTOCOL, "mode %d: %s", tamper, err.message);
+                 tamper == 5 ? HIPOBJ_E_INTEGRITY : HIPOBJ_E_PROTOCOL,
+                 "mode %d: %s", tamper, err.message);
     cr_expect_eq(res.fallback, 0, "mode %d", tamper);
     /* Every failure after a session id is known sends CANCEL. */
     cr_expect_eq(atomic_load(&H.cancels), ++cancels, "mode %d", tamper);
