@@ -203,7 +203,7 @@ struct req {
   uint64_t expect_len; /* Content-Length or x-amz-decoded-content-length */
   struct chunk_dec *chunk;
   uint8_t md5_digest[16]; /* valid after body_finish() for SINK_FILE */
-  int md5_real; /* md5_digest is the MD5 (memory mode: maybe not) */
+  int md5_real;           /* md5_digest is the MD5 (memory mode: maybe not) */
 
   /* checksums.c: the x-amz-checksum-* of the payload, checked at its end */
   enum cks_alg cks_alg; /* CKS_NONE: no checksum was sent */
