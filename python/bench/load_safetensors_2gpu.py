@@ -222,7 +222,8 @@ def table(rows):
     what = {"one": "shard 0 -> cuda:0 alone",
             "two": "shard 0 -> cuda:0 + shard 1 -> cuda:1 at once",
             "same": "both shards -> cuda:0 at once"}
-    print("\n| mode | what | GiB | median s | median GB/s | runs [min .. max] s |")
+    print("\n| mode | what | GiB | median s | median GB/s "
+          "| runs [min .. max] s |")
     print("|---|---|---|---|---|---|")
     summary = {}
     for mode in MODES:
