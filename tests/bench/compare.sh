@@ -15,18 +15,24 @@
 #   curl     --aws-sigv4, one stream; one process for all small GETs
 #   aws      Debian's awscli v2 (/usr/bin/aws), `aws s3 cp`
 #   s3cmd    `s3cmd get/put`
-# The tools take turns run by run (the order rotates), every download is
-# checked by sha256 (uploads too, read back with curl), and the table gives
-# medians, the ratio hipobj/tool, CPU and peak RSS. Loopback only; servers
+# and memory to memory (`hipobj bench`, `awscrt_cp.py mem`; PUT from and
+# GET into the process's memory, each checked byte for byte) beside the
+# file rows. The tools take turns run by run (the order rotates), every
+# download is checked by sha256 (uploads too, read back with curl), and the
+# table gives medians, the ratio hipobj/tool, client CPU s/GiB and peak
+# RSS. --server memory is hipobj-server --storage memory (objects on tmpfs,
+# no fsync, no MD5): a server that costs less than the clients. Loopback only; servers
 # and temp files are removed on exit. See tests/bench/README.md.
 set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: tests/bench/compare.sh [--server hipobj|rgw] [--size 1GiB] [--runs 3]
+usage: tests/bench/compare.sh [--server hipobj|memory|rgw] [--size 1GiB] [--runs 3]
                               [--small-count 1000] [--build DIR] [--tmp DIR]
                               [--tools hipobj,hipobj-s,hipobj-u,hipobj-p,awscrt,curl,aws,s3cmd]
   --server hipobj  build/tests/server/hipobj-server on 127.0.0.1:80 (default)
+  --server memory  the same with --storage memory: objects in RAM (tmpfs),
+                   no fsync, no MD5 ETags, capped at 4 x --size + 1 GiB
   --server rgw     tests/ceph-rgw.sh on 127.0.0.1:18080 (RGW_ACCESS_KEY /
                    RGW_SECRET_KEY); awscrt reaches it through a forwarder
                    on :80 (awscrt 0.16 only connects to port 80)
@@ -61,7 +67,7 @@ while [ $# -gt 0 ]; do
   *) usage >&2 && die "unknown argument '$1'" ;;
   esac
 done
-[[ "$server" =~ ^(hipobj|rgw)$ ]] || die "--server: hipobj or rgw, not '$server'"
+[[ "$server" =~ ^(hipobj|memory|rgw)$ ]] || die "--server: hipobj, memory or rgw, not '$server'"
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "--runs: a positive number, not '$runs'"
 [[ "$small" =~ ^[1-9][0-9]*$ ]] || die "--small-count: a positive number"
 
@@ -107,6 +113,15 @@ elif [[ " ${tools[*]} " == *" hipobj "* ]]; then
   echo "compare.sh: $HIPOBJ has no bench command: no hipobj small GETs" >&2
 fi
 
+# hipobj bench's memory rows run at the concurrency hipobj cp uses by
+# default here (the library's: 2 per I/O thread, half the CPUs as I/O
+# threads, 1..8 of them; 8 to 16 parts).
+mem_conc=$(($(nproc) / 2))
+[ "$mem_conc" -ge 1 ] || mem_conc=1
+[ "$mem_conc" -le 8 ] || mem_conc=8
+mem_conc=$((2 * mem_conc))
+[ "$mem_conc" -ge 8 ] || mem_conc=8
+
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 tmp=$(mktemp -d "$tmpbase/hipobj-compare.XXXXXX")
@@ -126,7 +141,7 @@ trap cleanup EXIT
 trap 'echo "compare.sh: interrupted" >&2; exit 130' INT TERM
 
 # ---- server ----------------------------------------------------------------
-if [ "$server" = hipobj ]; then
+if [ "$server" = hipobj ] || [ "$server" = memory ]; then
   port=80
   bin=$build/tests/server/hipobj-server
   [ -x "$bin" ] || die "no $bin (build it: ninja -C $build)"
@@ -136,7 +151,15 @@ if [ "$server" = hipobj ]; then
   # not be what limits a parallel client on a big machine.
   threads=$(nproc)
   [ "$threads" -ge 4 ] || threads=4
-  "$bin" --root "$tmp/root" --listen 127.0.0.1:$port --access-key "$AK" --threads "$threads" \
+  store=(--root "$tmp/root")
+  if [ "$server" = memory ]; then
+    # The source, one upload's parts and its assembled copy, the small
+    # objects, and slack. Without a tmpfs --tmp the server makes its root
+    # in /dev/shm.
+    store=(--storage memory --memory-cap $((4 * size + (1 << 30))))
+    [ "$(stat -f -c %T "$tmp")" = tmpfs ] && store+=(--root "$tmp/root")
+  fi
+  "$bin" "${store[@]}" --listen 127.0.0.1:$port --access-key "$AK" --threads "$threads" \
     --secret-key "$SK" --log-level warn >"$tmp/server.out" 2>"$tmp/server.err" &
   server_pid=$!
   for _ in $(seq 100); do
@@ -270,6 +293,10 @@ tool_cmd() { # OP TOOL -> the command in cmd[]
   put:s3cmd) cmd=(s3cmd -c "$tmp/s3cfg" -q --no-progress put "$data" "s3://$B/$key") ;;
   small:hipobj) cmd=("$HIPOBJ" --endpoint-url "$EP" bench --small "$small" --small-size "$small_size"
     --runs 1 --warmup 1 -q --csv "$tmp/bench.csv") ;;
+  mem:hipobj) cmd=("$HIPOBJ" --endpoint-url "$EP" bench --sizes "$size" --concurrency "$mem_conc"
+    --runs 1 --warmup 0 -q --bucket "$B" --csv "$tmp/bench.csv") ;;
+  mem:awscrt) cmd=("$PY" "$repo/tests/bench/awscrt_cp.py" mem --endpoint "$awscrt_ep" --bucket "$B"
+    --key put-mem-awscrt "$data") ;;
   small:awscrt) cmd=("$PY" "$repo/tests/bench/awscrt_cp.py" get-many --endpoint "$awscrt_ep" --bucket "$B"
     --keys-file "$tmp/small.keys" "$dl") ;;
   small:curl) cmd=("${CURL[@]}" -K "$tmp/small-get.cfg") ;;
@@ -283,6 +310,15 @@ run_one() {
   [ "$op" = small ] && [ "$t" = hipobj ] && [ $bench_ok = 0 ] && return 0
   [[ "$t" == hipobj-[su] ]] && [ "$op" != put ] && return 0
   [ "$t" = hipobj-p ] && [ "$op" = small ] && return 0
+  # Memory to memory: hipobj (the library, through hipobj bench) and
+  # aws-c-s3 only.
+  if [ "$op" = mem ]; then
+    case "$t" in
+    hipobj) [ $bench_ok = 1 ] || return 0 ;;
+    awscrt) ;;
+    *) return 0 ;;
+    esac
+  fi
   tool_cmd "$op" "$t"
   rm -rf "$out" "$dl" && mkdir -p "$dl"
   sync # no tool pays for the write-back of another's files
@@ -297,8 +333,37 @@ run_one() {
   cpu=$("$PY" -c "print($cpu_u + $cpu_s)")
   # awscrt: the engine's own time and CPU (no Python start-up); hipobj
   # small: the in-process rate and CPU of `hipobj bench` (no set-up PUTs).
-  if [ "$t" = awscrt ]; then
+  if [ "$t" = awscrt ] && [ "$op" != mem ]; then
     read -r secs cpu < <(sed -n 's/^seconds=\([0-9.]*\) cpu=\([0-9.]*\)$/\1 \2/p' "$tmp/stdout")
+  fi
+  # Memory rows: each tool times its PUT and its GET in-process (hipobj
+  # bench checks every GET with memcmp, awscrt_cp.py by sha256).
+  if [ "$op" = mem ]; then
+    local ps="" pc="" gs="" gc=""
+    if [ "$t" = awscrt ]; then
+      read -r ps pc gs gc < <(sed -n 's/^put_seconds=\([0-9.]*\) put_cpu=\([0-9.]*\) get_seconds=\([0-9.]*\) get_cpu=\([0-9.]*\)$/\1 \2 \3 \4/p' "$tmp/stdout")
+      sha=$("${CURL[@]}" "$EP/$B/put-mem-awscrt" | sha256sum | cut -d' ' -f1)
+      [ "$sha" = "$data_sha" ] || die "awscrt mem: the object read back has another sha256"
+      "${CURL[@]}" -X DELETE "$EP/$B/put-mem-awscrt" -o /dev/null
+    else
+      read -r ps pc gs gc < <("$PY" - "$tmp/bench.csv" "$size" <<'EOF'
+import csv, sys
+rows = {r["op"]: r for r in csv.DictReader(open(sys.argv[1]))}
+gib = int(sys.argv[2]) / 2**30
+out = []
+for op in ("put", "get"):
+    r = rows[op]
+    secs = int(r["size_bytes"]) / (float(r["mbps_median"]) * 1e6)
+    out += [secs, float(r["cpu_s_per_gib_median"]) * gib]
+print(*out)
+EOF
+      )
+    fi
+    [ -n "$gc" ] || { cat "$tmp/stdout" "$tmp/stderr" >&2; die "$t mem: no timings"; }
+    echo "memput $t $run $ps $pc $rss" >>"$tmp/results"
+    echo "memget $t $run $gs $gc $rss" >>"$tmp/results"
+    printf 'compare.sh: run %d mem   %-6s put %8.3f s, get %8.3f s\n' "$run" "$t" "$ps" "$gs" >&2
+    return 0
   fi
   if [ "$op" = small ] && [ "$t" = hipobj ]; then
     read -r secs cpu < <("$PY" - "$tmp/bench.csv" "$small" <<'EOF'
@@ -331,7 +396,7 @@ EOF
 started=$SECONDS
 for ((run = 1; run <= runs; run++)); do
   order=("${tools[@]:$(((run - 1) % ${#tools[@]}))}" "${tools[@]:0:$(((run - 1) % ${#tools[@]}))}")
-  for op in get put small; do
+  for op in get put small mem; do
     for t in "${order[@]}"; do run_one "$op" "$t" "$run"; done
   done
 done
@@ -359,9 +424,14 @@ names = {"hipobj": "hipobj", "hipobj-s": "hipobj --integrity sha256",
          "aws": "awscli v2", "s3cmd": "s3cmd"}
 goals = {("get", "awscrt"): 1.0, ("get", "curl"): 1.0, ("get", "aws"): 3.0,
          ("put", "awscrt"): 1.0, ("put", "curl"): 1.0, ("put", "aws"): 3.0,
-         ("small", "curl"): 1.0}
+         ("memget", "awscrt"): 1.3, ("memput", "awscrt"): 1.3,
+         ("small", "curl"): 2.0, ("small", "awscrt"): 4.0}
+# Client CPU s/GiB, hipobj over the tool: at most this.
+cpu_goals = {("memget", "awscrt"): 0.8, ("memput", "awscrt"): 0.8}
 verdicts = []
 for op, title, unit in (("get", "GET", "MB/s"), ("put", "PUT", "MB/s"),
+                        ("memget", "GET to mem", "MB/s"),
+                        ("memput", "PUT from mem", "MB/s"),
                         ("small", "%d small GETs" % small, "req/s")):
     def rate(s):
         return (size / s / 1e6) if op != "small" else small / s
@@ -385,8 +455,13 @@ for op, title, unit in (("get", "GET", "MB/s"), ("put", "PUT", "MB/s"),
             max(x for _, _, x in r) / 1024))
         if (op, tool) in goals and base_rate:
             g = goals[(op, tool)]
-            verdicts.append("%-5s hipobj/%-9s %5.2fx (goal >= %.1fx): %s" % (
+            verdicts.append("%-6s hipobj/%-9s %5.2fx (goal >= %.1fx): %s" % (
                 op, tool, ratio, g, "met" if ratio >= g else "NOT met"))
+        if (op, tool) in cpu_goals and base and cpu > 0:
+            g = cpu_goals[(op, tool)]
+            cr = statistics.median(c for _, c, _ in base) / (size / 2**30) / cpu
+            verdicts.append("%-6s CPU/GiB hipobj/%-9s %5.2fx (goal <= %.1fx): %s"
+                            % (op, tool, cr, g, "met" if cr <= g else "NOT met"))
         u = rows.get((op, "hipobj-u"))
         if (op, tool) in goals and u:
             g = goals[(op, tool)]

@@ -73,7 +73,11 @@ fi
 # run instead of the GPU end-to-end checks:
 #   scaling  GET/PUT throughput against concurrency (scaling.sh)
 #   compare  hipobj against aws-c-s3, curl, awscli and s3cmd (compare.sh),
-#            with the tools packed by tests/bench/pack-peers.sh into .dev
+#            with the tools packed by tests/bench/pack-peers.sh into .dev,
+#            on hipobj-server --storage memory (HIPOBJ_COMPARE_SERVER:
+#            memory, the default, hipobj or rgw), files and memory rows;
+#            HIPOBJ_COMPARE_ARGS adds compare.sh options (--size 10GiB
+#            --tools hipobj,awscrt --runs 2 ...)
 #   profile  where hipobj's CPU goes in a big GET and PUT of a file
 #            (profile.sh), with Debian's perf packed by
 #            tests/bench/pack-perf.sh into .dev/perf
@@ -112,7 +116,8 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
       fake_build
       if (. tests/bench/peers-env.sh .dev/peers.tar.xz &&
         bash tests/bench/compare.sh --build "$fake" --tmp "$tmpdir" \
-          ${HIPOBJ_COMPARE_ARGS:-}) 2>&1 | tee "$out/compare.log"; then
+          --server "${HIPOBJ_COMPARE_SERVER:-memory}" ${HIPOBJ_COMPARE_ARGS:-}) 2>&1 |
+        tee "$out/compare.log"; then
         :
       else
         rc=1

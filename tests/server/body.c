@@ -1,5 +1,6 @@
 /* body.c - request bodies of hipobj-server. Object data streams to a temp
- * file in the bucket while its MD5 (the ETag), for signed payloads its
+ * file in the bucket while its MD5 (the ETag; in memory mode only when
+ * Content-MD5 was sent, see body_etag), for signed payloads its
  * SHA-256 and, when an x-amz-checksum-<alg> was sent (as a header or an
  * aws-chunked trailer), its CRC are computed on the way; XML bodies are
  * collected in memory up to a limit. Checks at the end:
@@ -7,6 +8,7 @@
  * included) and decoded length, x-amz-checksum-<alg>. A body that fails
  * any check is deleted and never becomes an object. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +27,10 @@ int body_begin_file(struct req *r) {
                     strerror(-fd));
   r->tmp_fd = fd;
   r->sink = SINK_FILE;
+  /* The memory mode forms ETags without MD5 (body_etag), and computes one
+   * only to check a Content-MD5 the request sent. */
+  if (r->srv->memory && !req_header(r, "Content-MD5"))
+    return 0;
   r->md5 = s3_md5_begin();
   if (!r->md5)
     return req_fail(r, 500, "InternalError", "MD5 is unavailable");
@@ -51,10 +57,16 @@ static int emit(struct req *r, const char *data, size_t n) {
                     (unsigned long long)r->expect_len);
   if (r->sink == SINK_FILE && n > r->srv->max_put - r->body_len)
     return too_large(r);
+  if (r->sink == SINK_FILE && r->srv->memory && mem_reserve(r->srv, n) != 0)
+    return req_fail(r, 507, "InsufficientStorage",
+                    "The server's memory store is full (--memory-cap %llu "
+                    "bytes); delete objects or restart it with a larger cap.",
+                    (unsigned long long)r->srv->mem_cap);
   r->body_len += n;
   switch (r->sink) {
   case SINK_FILE:
-    s3_md5_update(r->md5, data, n);
+    if (r->md5)
+      s3_md5_update(r->md5, data, n);
     cks_body_update(r, data, n);
     while (n) {
       ssize_t w = write(r->tmp_fd, data, n);
@@ -140,17 +152,27 @@ int body_finish(struct req *r) {
                       "match what was computed.");
   }
   if (r->sink == SINK_FILE) {
-    s3_md5_end(r->md5, r->md5_digest);
-    r->md5 = NULL;
+    if (r->md5) {
+      s3_md5_end(r->md5, r->md5_digest);
+      r->md5 = NULL;
+      r->md5_real = 1;
+    } else {
+      /* Memory mode: the CRC-64/NVME and the size stand for the MD5. */
+      for (int i = 0; i < 8; i++) {
+        r->md5_digest[i] = (uint8_t)(r->crc64_run >> (56 - 8 * i));
+        r->md5_digest[8 + i] = (uint8_t)(r->body_len >> (56 - 8 * i));
+      }
+    }
     if (check_content_md5(r, r->md5_digest) != 0 || cks_body_check(r) != 0)
       return -1;
     /* An object is made durable before it is committed. A part is not
      * fsynced: CompleteMultipartUpload syncs the object it assembles, and
      * a part lost in a crash before that no longer matches its recorded
      * size or ETag (multipart.c load_part), so Complete refuses it. */
-    if (r->part_number == 0 && fsync(r->tmp_fd) != 0)
+    int src = r->part_number == 0 ? st_sync_fd(r->tmp_fd) : 0;
+    if (src != 0)
       return req_fail(r, 500, "InternalError", "cannot sync the upload: %s",
-                      strerror(errno));
+                      strerror(-src));
     close(r->tmp_fd);
     r->tmp_fd = -1;
   } else if (r->sink == SINK_MEM) {
@@ -164,6 +186,16 @@ int body_finish(struct req *r) {
 
 void body_md5_hex(const struct req *r, char out[33]) {
   hhex_encode(r->md5_digest, 16, out);
+}
+
+void body_etag(const struct req *r, int whole, char out[80]) {
+  char hex[33];
+  body_md5_hex(r, hex);
+  /* A memory-mode object's ETag is no MD5: "-1" says so to clients that
+   * compare ETags without a dash with the MD5 of what they sent (s3cmd
+   * retries such a PUT), as S3's own non-MD5 ETags do. A part keeps the
+   * 32 hex digits: Complete's ETag is formed from them. */
+  snprintf(out, 80, "\"%s%s\"", hex, whole && !r->md5_real ? "-1" : "");
 }
 
 void body_cleanup(struct req *r) {

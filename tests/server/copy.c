@@ -84,10 +84,12 @@ static int etag_eq(const char *a, const char *b) {
  * path in *tmp. 0 or -errno. */
 static int copy_range(struct req *r, int fd, uint64_t off, uint64_t len,
                       char **tmp, char etag[80], uint64_t *crc64) {
+  int rc = mem_reserve(r->srv, len);
+  if (rc != 0)
+    return rc;
   int out = st_tmp_create(r->srv, r->bucket, tmp);
   if (out < 0)
     return out;
-  int rc = 0;
   loff_t in_off = (loff_t)off;
   for (uint64_t left = len; left > 0 && rc == 0;) {
     ssize_t n = copy_file_range(fd, &in_off, out, NULL, left, 0);
@@ -104,8 +106,8 @@ static int copy_range(struct req *r, int fd, uint64_t off, uint64_t len,
     else
       left -= (uint64_t)n;
   }
-  if (rc == 0 && fsync(out) != 0)
-    rc = -errno;
+  if (rc == 0)
+    rc = st_sync_fd(out);
   if (rc == 0)
     rc = st_file_digests(out, len, etag, CKS_NONE, NULL, crc64);
   close(out);

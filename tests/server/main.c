@@ -25,6 +25,7 @@
 
 static const char usage_text[] =
     "Usage: hipobj-server --root DIR [options]\n"
+    "       hipobj-server --storage memory [--memory-cap SIZE] [options]\n"
     "\n"
     "A small S3 server: buckets are the sub-directories of DIR, objects are\n"
     "files in them. Requests must be signed with AWS Signature Version 4\n"
@@ -45,6 +46,19 @@ static const char usage_text[] =
     "                        environment, which keeps the secret out of ps)\n"
     "  --region REGION       region of the credential scope (default:\n"
     "                        AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)\n"
+    "  --storage disk|memory disk (default): --root on any filesystem,\n"
+    "                        every object fsynced, MD5 ETags. memory: the\n"
+    "                        objects in RAM (--root on tmpfs; without\n"
+    "                        --root a fresh directory in /dev/shm, removed\n"
+    "                        at exit), nothing fsynced, and ETags made of\n"
+    "                        the CRC-64/NVME and size (\"<32 hex>-1\"; parts\n"
+    "                        without -1) unless Content-MD5 was sent: a\n"
+    "                        server cheap enough to measure clients on.\n"
+    "                        Signatures, payload hashes and checksums are\n"
+    "                        checked in both\n"
+    "  --memory-cap SIZE     memory mode: the most bytes the store may hold\n"
+    "                        (default: half of the tmpfs's free space at\n"
+    "                        start); past it 507 InsufficientStorage\n"
     "  --threads N           worker threads (default 4)\n"
     "  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
     "  --tls-key FILE        and this PEM private key (both or neither)\n"
@@ -211,7 +225,7 @@ int main(int argc, char **argv) {
   const char *listen_spec = "127.0.0.1:9000", *faults_spec = NULL;
   const char *tls_cert = NULL, *tls_key = NULL;
   const char *keys[16], *secrets[16];
-  int n_keys = 0, n_secrets = 0;
+  int n_keys = 0, n_secrets = 0, cap_given = 0;
   srv.threads = 4;
   srv.min_part_size = 5u << 20;
   srv.max_put = SRV_MAX_PUT;
@@ -231,6 +245,8 @@ int main(int argc, char **argv) {
       {"log-level", required_argument, NULL, 'L'},
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
+      {"storage", required_argument, NULL, 'S'},
+      {"memory-cap", required_argument, NULL, 'c'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0}};
@@ -296,6 +312,18 @@ int main(int argc, char **argv) {
     case 'K':
       tls_key = optarg;
       break;
+    case 'S':
+      if (!strcmp(optarg, "memory"))
+        srv.memory = 1;
+      else if (strcmp(optarg, "disk"))
+        die("--storage %s: expected disk or memory", optarg);
+      break;
+    case 'c':
+      if (hipobj_parse_size(optarg, &srv.mem_cap) != HIPOBJ_OK ||
+          srv.mem_cap == 0)
+        die("--memory-cap %s: expected a size such as 4GiB", optarg);
+      cap_given = 1;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -309,7 +337,9 @@ int main(int argc, char **argv) {
   }
   if (optind < argc)
     die("unexpected argument '%s' (see --help)", argv[optind]);
-  if (!srv.root)
+  if (cap_given && !srv.memory)
+    die("--memory-cap needs --storage memory");
+  if (!srv.root && !srv.memory)
     die("--root DIR is required (see --help)");
   if (!tls_cert != !tls_key)
     die("give both --tls-cert and --tls-key, or neither");
@@ -354,8 +384,16 @@ int main(int argc, char **argv) {
   struct hbuf why = HBUF_INIT;
   if (faults_spec && faults_set(srv.faults, faults_spec, 0, &why) != 0)
     die("--faults: %s", hbuf_str(&why));
-  if (st_startup(&srv, &why) != 0)
+  /* Last before the storage starts: nothing dies between the memory
+   * mode's making of a root and the teardown that removes it. */
+  if (srv.memory && mem_setup(&srv, &why) != 0)
     die("%s", hbuf_str(&why));
+  if (st_startup(&srv, &why) != 0 ||
+      (srv.memory && mem_startup(&srv, cap_given, &why) != 0)) {
+    if (srv.memory)
+      mem_teardown(&srv);
+    die("%s", hbuf_str(&why));
+  }
   hbuf_free(&why);
 
   /* Signals: handled by sigwait() in this thread only; every thread
@@ -379,6 +417,11 @@ int main(int argc, char **argv) {
           "root %s, region %s, %zu credential(s), %u threads%s%s", srv.root,
           srv.region, srv.n_creds, srv.threads, faults_spec ? ", faults: " : "",
           faults_spec ? faults_spec : "");
+  if (srv.memory)
+    srv_log(&srv, SLOG_INFO,
+            "storage: memory (tmpfs, no fsync, CRC-64/NVME ETags), cap %llu "
+            "bytes, %llu in use",
+            (unsigned long long)srv.mem_cap, (unsigned long long)mem_used());
   if (srv.rdma_auto || srv.rdma_device)
     srv_log(&srv, SLOG_INFO, "RDMA: hipobj-rc-v2 server role on (device %s)",
             srv.rdma_device ? srv.rdma_device : "auto");
@@ -395,6 +438,8 @@ int main(int argc, char **argv) {
   MHD_stop_daemon(d); /* also closes the listening socket */
   delayer_free(srv.delayer);
   faults_free(srv.faults);
+  if (srv.memory)
+    mem_teardown(&srv);
   free(srv.creds);
   free(srv.root);
   free(srv.tls_cert_pem);

@@ -263,11 +263,9 @@ int part_store(struct req *r, const char *data_tmp, struct obj_meta *m) {
 }
 
 enum MHD_Result h_upload_part(struct req *r) {
-  char hex[33];
-  body_md5_hex(r, hex);
   struct obj_meta m;
   memset(&m, 0, sizeof m);
-  snprintf(m.etag, sizeof m.etag, "\"%s\"", hex);
+  body_etag(r, 0, m.etag);
   cks_part_record(r, &m);
   int rc = part_store(r, r->tmp_path, &m);
   if (rc == -ENOENT)
@@ -356,7 +354,7 @@ static int append_file(int out, const char *path, uint64_t size) {
     done += (uint64_t)n;
   }
   close(in);
-  if (rc == 0 && start >= 0 && size > 0)
+  if (rc == 0 && start >= 0 && size > 0 && !st_volatile)
     (void)sync_file_range(out, start, (off_t)size, SYNC_FILE_RANGE_WRITE);
   return rc;
 }
@@ -374,8 +372,10 @@ static int link_part(struct req *r, const char *part, char **tmp) {
     rc = -errno;
   if (rc == 0) {
     fd = open(*tmp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fsync(fd) != 0)
+    if (fd < 0)
       rc = -errno;
+    else
+      rc = st_sync_fd(fd);
     if (fd >= 0)
       close(fd);
   }
@@ -533,16 +533,23 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
     }
     goto committed;
   }
-  fd = st_tmp_create(r->srv, r->bucket, &tmp);
-  rc = fd < 0 ? fd : 0;
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += parts[i].size;
+  /* The assembled object is a copy: it counts against a memory cap until
+   * the parts go with the upload. */
+  rc = mem_reserve(r->srv, total);
+  fd = rc ? -1 : st_tmp_create(r->srv, r->bucket, &tmp);
+  if (rc == 0 && fd < 0)
+    rc = fd;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
                        want[i].number);
     rc = dp ? append_file(fd, dp, parts[i].size) : -ENOMEM;
     free(dp);
   }
-  if (rc == 0 && fsync(fd) != 0)
-    rc = -errno;
+  if (rc == 0)
+    rc = st_sync_fd(fd);
   if (rc == 0)
     rc = st_obj_commit(r->srv, r->bucket, r->key, tmp, &m);
   if (rc != 0) {

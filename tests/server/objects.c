@@ -138,9 +138,7 @@ enum MHD_Result h_put_object(struct req *r) {
                      "not hold");
   }
   memset(&m, 0, sizeof m);
-  char hex[33];
-  body_md5_hex(r, hex);
-  snprintf(m.etag, sizeof m.etag, "\"%s\"", hex);
+  body_etag(r, 1, m.etag);
   m.key = strdup(r->key); /* listings of long (hashed) names need it */
   cks_object_record(r, &m);
   if (!m.key || collect_object_headers(r, &m) != 0) {
@@ -156,8 +154,8 @@ enum MHD_Result h_put_object(struct req *r) {
   struct MHD_Response *resp =
       MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
   if (resp) {
-    char etag[40];
-    snprintf(etag, sizeof etag, "\"%s\"", hex);
+    char etag[80];
+    body_etag(r, 1, etag);
     MHD_add_response_header(resp, "ETag", etag);
   }
   return srv_queue(r, 200, resp);

@@ -9,7 +9,8 @@
  * and bucket operations), multipart.c (multipart uploads), listing.c
  * (listings), faults.c (fault injection and its admin endpoint), delay.c
  * (delayed answers), rdma.c (RDMA paths, declined in this build),
- * checksums.c (x-amz-checksum-* headers and trailers). */
+ * checksums.c (x-amz-checksum-* headers and trailers), memstore.c (the
+ * memory mode). */
 #ifndef HIPOBJ_SERVER_H
 #define HIPOBJ_SERVER_H
 
@@ -52,6 +53,11 @@ struct server {
   uint64_t max_put; /* --max-put-size: one PUT or part, SRV_MAX_PUT at most */
   unsigned threads;
   char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
+  /* --storage memory (memstore.c): objects on tmpfs, capped at mem_cap
+   * bytes; mem_own_root: the root was made by the server, removed at exit */
+  int memory;
+  uint64_t mem_cap;
+  int mem_own_root;
   struct faults *faults;
   struct delayer *delayer;
   volatile int stopping;
@@ -197,6 +203,7 @@ struct req {
   uint64_t expect_len; /* Content-Length or x-amz-decoded-content-length */
   struct chunk_dec *chunk;
   uint8_t md5_digest[16]; /* valid after body_finish() for SINK_FILE */
+  int md5_real;           /* md5_digest is the MD5 (memory mode: maybe not) */
 
   /* checksums.c: the x-amz-checksum-* of the payload, checked at its end */
   enum cks_alg cks_alg; /* CKS_NONE: no checksum was sent */
@@ -289,6 +296,10 @@ int body_feed(struct req *r, const char *data, size_t n);
 int body_finish(struct req *r);
 void body_cleanup(struct req *r);
 void body_md5_hex(const struct req *r, char out[33]);
+/* The quoted ETag of the body (whole: a PutObject's, else a part's): its
+ * MD5, or in memory mode without Content-MD5 the hex of its CRC-64/NVME
+ * and size, with "-1" for a whole object. */
+void body_etag(const struct req *r, int whole, char out[80]);
 
 /* chunked.c */
 struct chunk_dec *chunk_new(int verify);

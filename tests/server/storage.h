@@ -126,4 +126,23 @@ int st_file_digests(int fd, uint64_t size, char etag[80], enum cks_alg alg,
                     uint64_t *crc, uint64_t *crc64);
 int64_t st_now_ms(void);
 
+/* ---- memstore.c: --storage memory ---------------------------------------
+ * The same layout on tmpfs, nothing fsynced, ETags without MD5 (body.c),
+ * the bytes stored capped at s->mem_cap. */
+extern int st_volatile; /* 1 in memory mode: fsyncs are skipped */
+/* fsync(fd), or nothing in memory mode. 0 or -errno. */
+int st_sync_fd(int fd);
+/* Before st_startup: a fresh root under /dev/shm unless --root was given. */
+int mem_setup(struct server *s, struct hbuf *why);
+/* After st_startup: the root must be on tmpfs or ramfs; counts what it
+ * already holds; without cap_given sets the default cap (half of the
+ * tmpfs's free space). */
+int mem_startup(struct server *s, int cap_given, struct hbuf *why);
+/* Accounts n more bytes against the cap: 0, or -ENOSPC when they would
+ * pass it (answered 507 InsufficientStorage). Always 0 without a cap. */
+int mem_reserve(const struct server *s, uint64_t n);
+uint64_t mem_used(void);
+/* At exit: removes the root it created. */
+void mem_teardown(struct server *s);
+
 #endif

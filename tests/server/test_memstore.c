@@ -1,0 +1,316 @@
+/* test_memstore.c - hipobj-server --storage memory, the server compare.sh
+ * measures clients against: through the public library and real libcurl,
+ * PUT, GET, multipart uploads and listings return exactly the bytes
+ * stored; ETags are the documented CRC-64/NVME form (the MD5 when
+ * Content-MD5 was sent); signatures and payload hashes are still checked;
+ * the byte cap is enforced with 507 InsufficientStorage and freed space is
+ * seen again; a root that is not in RAM is refused. Needs a tmpfs at
+ * /dev/shm (skipped without one). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define TMPFS_MAGIC_ 0x01021994
+
+static struct server_proc srv;
+static struct hipobj_client *cli;
+static struct hipobj_error *err;
+
+static void init(void) {
+  hipobj_global_init();
+  hipobj_error_create(&err);
+}
+
+static void fini(void) {
+  hipobj_client_free(cli);
+  cli = NULL;
+  srv_cleanup(&srv);
+  hipobj_error_free(err);
+  hipobj_global_cleanup();
+}
+
+TestSuite(memstore, .init = init, .fini = fini, .timeout = 120);
+
+#define OK(expr)                                                               \
+  cr_assert_eq((expr), HIPOBJ_OK, "%s: %s", #expr, hipobj_error_message(err))
+
+/* A memory-mode server with its root in /dev/shm (where its files are
+ * looked at and removed by srv_cleanup), cap as given (NULL: default), and
+ * a client with 5 MiB parts. */
+static void start(const char *cap) {
+  struct statfs f;
+  if (statfs("/dev/shm", &f) != 0 || f.f_type != TMPFS_MAGIC_)
+    cr_skip_test("no tmpfs at /dev/shm: the memory mode needs one");
+  memset(&srv, 0, sizeof srv);
+  snprintf(srv.base, sizeof srv.base, "/dev/shm/hipobj-memtest-XXXXXX");
+  cr_assert_not_null(mkdtemp(srv.base), "mkdtemp: %s", strerror(errno));
+  snprintf(srv.root, sizeof srv.root, "%s/root", srv.base);
+  const char *extra[] = {"--storage", "memory", "--memory-cap", cap, NULL};
+  if (!cap)
+    extra[2] = NULL;
+  srv_start(&srv, srv.root, extra);
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  client_config(&cfg, srv.url, NULL, NULL, 1, 0);
+  cfg.part_size = 5u << 20;
+  cfg.concurrency = 3;
+  cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK, "%s",
+               hipobj_error_message(err));
+  OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
+}
+
+/* GETs key whole into fresh memory and asserts it is want's n bytes. */
+static void get_equals(const char *key, const char *want, size_t n) {
+  char *buf = malloc(n + 1);
+  cr_assert_not_null(buf);
+  memset(buf, 0x5a, n + 1);
+  struct hipobj_mem dst = hipobj_mem_host(buf, n + 1);
+  struct hipobj_xfer_result r = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, key, &dst, NULL, &r, err));
+  cr_assert_eq(r.bytes, n, "%s: %" PRIu64 " bytes, not %zu", key, r.bytes, n);
+  cr_assert_eq(memcmp(buf, want, n), 0, "%s: other bytes came back", key);
+  free(buf);
+}
+
+/* The memory mode's ETag of n bytes: CRC-64/NVME and size in hex. */
+static void crc_etag(const void *data, size_t n, const char *suffix,
+                     char out[64]) {
+  snprintf(out, 64, "\"%016" PRIx64 "%016" PRIx64 "%s\"",
+           ref_crc64nvme(0, data, n), (uint64_t)n, suffix);
+}
+
+Test(memstore, put_get_multipart_list_exact) {
+  start(NULL);
+  static const size_t sizes[] = {0, 1, 4096, (1u << 20) + 7};
+  char key[32], etag[64];
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    snprintf(key, sizeof key, "single/%zu", i);
+    char *data = put_pattern(cli, key, sizes[i], (unsigned)i + 1);
+    get_equals(key, data, sizes[i]);
+    struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+    OK(hipobj_s3_head(cli, T_BUCKET, key, &info, err));
+    crc_etag(data, sizes[i], "-1", etag);
+    cr_assert_str_eq(info.etag, etag);
+    cr_assert_eq(info.size, sizes[i]);
+    free(data);
+  }
+  /* Three parts of 5 MiB, 5 MiB and a short one, in parallel. */
+  size_t big = (10u << 20) + 12345;
+  char *data = put_pattern(cli, "multi", big, 99);
+  get_equals("multi", data, big);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "multi", &info, err));
+  cr_assert_eq(info.size, big);
+  size_t el = strlen(info.etag);
+  cr_assert(el > 4 && !strcmp(info.etag + el - 3, "-3\""), "ETag %s",
+            info.etag);
+  /* A range inside the second part and across the first two. */
+  char part[4096];
+  struct hipobj_mem dst = hipobj_mem_host(part, sizeof part);
+  struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
+  go.has_range = 1;
+  go.offset = (5u << 20) - 100;
+  go.length = sizeof part;
+  OK(hipobj_s3_get(cli, T_BUCKET, "multi", &dst, &go, NULL, err));
+  cr_assert_eq(memcmp(part, data + go.offset, sizeof part), 0);
+  free(data);
+
+  struct hipobj_list_page *page;
+  struct hipobj_list_opts lo = HIPOBJ_LIST_OPTS_INIT;
+  OK(hipobj_s3_list(cli, T_BUCKET, &lo, &page, err));
+  cr_assert_eq(hipobj_list_page_count(page), 5);
+  cr_assert_str_eq(hipobj_list_page_key(page, 0), "multi");
+  cr_assert_eq(hipobj_list_page_size(page, 0), big);
+  cr_assert_str_eq(hipobj_list_page_etag(page, 0), info.etag);
+  cr_assert_str_eq(hipobj_list_page_key(page, 4), "single/3");
+  cr_assert_eq(hipobj_list_page_size(page, 4), sizes[3]);
+  hipobj_list_page_free(page);
+
+  OK(hipobj_s3_delete(cli, T_BUCKET, "multi", err));
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "multi", &info, err),
+               HIPOBJ_E_NOT_FOUND);
+}
+
+Test(memstore, content_md5_and_signatures_still_checked) {
+  start("64MiB");
+  static const char body[] = "bytes with a Content-MD5";
+  size_t n = sizeof body - 1;
+  /* Content-MD5 sent: checked, and the ETag is the MD5. */
+  char md5[40], b64[32];
+  md5_etag(body, n, md5);
+  unsigned char bin[16];
+  for (int i = 0; i < 16; i++) {
+    unsigned v;
+    sscanf(md5 + 1 + 2 * i, "%2x", &v);
+    bin[i] = (unsigned char)v;
+  }
+  static const char tb[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  int o = 0;
+  for (int i = 0; i < 16; i += 3) {
+    unsigned v = (unsigned)bin[i] << 16 |
+                 (i + 1 < 16 ? (unsigned)bin[i + 1] << 8 : 0) |
+                 (i + 2 < 16 ? bin[i + 2] : 0);
+    b64[o++] = tb[v >> 18 & 63];
+    b64[o++] = tb[v >> 12 & 63];
+    b64[o++] = i + 1 < 16 ? tb[v >> 6 & 63] : '=';
+    b64[o++] = i + 2 < 16 ? tb[v & 63] : '=';
+  }
+  b64[o] = '\0';
+  char hdr[64];
+  snprintf(hdr, sizeof hdr, "Content-MD5: %s", b64);
+  const char *hdrs[] = {hdr, NULL};
+  struct sreq q = {.method = "PUT",
+                   .target = "/" T_BUCKET "/md5",
+                   .hdrs = hdrs,
+                   .body = body,
+                   .len = n};
+  struct http_resp r;
+  cr_assert_eq(http_send(srv.url, &q, &r), 0);
+  cr_assert_eq(r.status, 200, "%d %s", r.status, r.body ? r.body : "");
+  char etag[80];
+  cr_assert_str_eq(resp_hdr(&r, "ETag", etag, sizeof etag), md5);
+  resp_free(&r);
+  get_equals("md5", body, n);
+  /* A wrong Content-MD5: BadDigest, nothing stored. */
+  const char *bad[] = {"Content-MD5: AAAAAAAAAAAAAAAAAAAAAA==", NULL};
+  q.hdrs = bad;
+  q.target = "/" T_BUCKET "/md5-bad";
+  cr_assert_eq(http_send(srv.url, &q, &r), 0);
+  expect_s3_error(&r, 400, "BadDigest", NULL);
+  /* A signed payload hash that is not the body's. */
+  struct sreq h = {.method = "PUT",
+                   .target = "/" T_BUCKET "/sha",
+                   .body = body,
+                   .len = n,
+                   .payload_hash = "0000000000000000000000000000000000000000"
+                                   "000000000000000000000000"};
+  cr_assert_eq(http_send(srv.url, &h, &r), 0);
+  expect_s3_error(&r, 400, "XAmzContentSHA256Mismatch", NULL);
+  /* A wrong secret. */
+  struct sreq w = {
+      .method = "GET", .target = "/" T_BUCKET "/md5", .sk = "not-the-secret"};
+  cr_assert_eq(http_send(srv.url, &w, &r), 0);
+  expect_s3_error(&r, 403, "SignatureDoesNotMatch", NULL);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "md5-bad", &info, err),
+               HIPOBJ_E_NOT_FOUND);
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "sha", &info, err),
+               HIPOBJ_E_NOT_FOUND);
+}
+
+/* An UNSIGNED-PAYLOAD PutObject of n bytes of pattern seed; the answer. */
+static void raw_put(const char *key, size_t n, unsigned seed,
+                    struct http_resp *r) {
+  char *data = malloc(n);
+  cr_assert_not_null(data);
+  fill_pattern(data, n, seed);
+  char target[64];
+  snprintf(target, sizeof target, "/" T_BUCKET "/%s", key);
+  struct sreq q = {.method = "PUT",
+                   .target = target,
+                   .body = data,
+                   .len = n,
+                   .payload_hash = "UNSIGNED-PAYLOAD"};
+  cr_assert_eq(http_send(srv.url, &q, r), 0);
+  free(data);
+}
+
+/* The cap counts what is in RAM: a multipart upload holds its parts and,
+ * at Complete, the object assembled from them (until the parts go). */
+Test(memstore, cap_enforced_and_freed) {
+  start("14MiB");
+  struct http_resp r;
+  raw_put("a", 5u << 20, 1, &r);
+  cr_assert_eq(r.status, 200);
+  resp_free(&r);
+  raw_put("b", 5u << 20, 2, &r);
+  cr_assert_eq(r.status, 200);
+  resp_free(&r);
+  /* 15 MiB would not fit in 14: refused, and not stored. */
+  raw_put("c", 5u << 20, 3, &r);
+  expect_s3_error(&r, 507, "InsufficientStorage", "--memory-cap");
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "c", &info, err),
+               HIPOBJ_E_NOT_FOUND);
+  /* Through the library (a multipart upload) the same refusal. */
+  char *big = malloc(6u << 20);
+  cr_assert_not_null(big);
+  fill_pattern(big, 6u << 20, 4);
+  struct hipobj_mem src = hipobj_mem_host(big, 6u << 20);
+  cr_assert_neq(hipobj_s3_put(cli, T_BUCKET, "d", &src, NULL, NULL, err),
+                HIPOBJ_OK);
+  cr_assert_eq(hipobj_error_http_status(err), 507, "%s",
+               hipobj_error_message(err));
+  char *b = malloc(5u << 20);
+  cr_assert_not_null(b);
+  fill_pattern(b, 5u << 20, 2);
+  get_equals("b", b, 5u << 20);
+  free(b);
+  /* Deleting frees the space: the same upload (6 MiB of parts and 6 of
+   * assembled object) fits now, byte-exact. */
+  OK(hipobj_s3_delete(cli, T_BUCKET, "a", err));
+  OK(hipobj_s3_delete(cli, T_BUCKET, "b", err));
+  OK(hipobj_s3_put(cli, T_BUCKET, "d", &src, NULL, NULL, err));
+  get_equals("d", big, 6u << 20);
+  free(big);
+}
+
+/* Runs the server binary with args (NULL-terminated) and returns its exit
+ * status, its stderr in out. */
+static int run_server(const char *const *args, char *out, size_t outsz) {
+  char path[] = "/tmp/hipobj-memtest-err-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    dup2(fd, 2);
+    dup2(fd, 1);
+    const char *argv[16] = {
+        HIPOBJ_SERVER_BIN, "--listen", "127.0.0.1:0", "--access-key", T_AK,
+        "--secret-key",    T_SK};
+    int argc = 7;
+    for (int i = 0; args[i] && argc < 15; i++)
+      argv[argc++] = args[i];
+    argv[argc] = NULL;
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int st = 0;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  ssize_t k = pread(fd, out, outsz - 1, 0);
+  out[k > 0 ? k : 0] = '\0';
+  close(fd);
+  unlink(path);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(memstore, refuses_a_root_not_in_memory) {
+  char dir[] = "/tmp/hipobj-memtest-root-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  struct statfs f;
+  cr_assert_eq(statfs(dir, &f), 0);
+  char out[1024];
+  if (f.f_type != TMPFS_MAGIC_) {
+    const char *a[] = {"--storage", "memory", "--root", dir, NULL};
+    cr_assert_eq(run_server(a, out, sizeof out), 2, "%s", out);
+    cr_assert_not_null(strstr(out, "not on tmpfs"), "%s", out);
+  }
+  const char *b[] = {"--root", dir, "--memory-cap", "1GiB", NULL};
+  cr_assert_eq(run_server(b, out, sizeof out), 2, "%s", out);
+  cr_assert_not_null(strstr(out, "--memory-cap needs --storage memory"), "%s",
+                     out);
+  const char *c[] = {"--storage", "ram", NULL};
+  cr_assert_eq(run_server(c, out, sizeof out), 2, "%s", out);
+  cr_assert_not_null(strstr(out, "expected disk or memory"), "%s", out);
+  rmdir(dir);
+}
