@@ -125,7 +125,8 @@ setup_and_test() {
     rm -f "$dir/meson-logs/testlog.json"
     HIPOBJ_IO_THREADS=4 meson test -C "$dir" --print-errorlogs \
       --timeout-multiplier "$mult" engine server file-memory s3-server \
-      gpu-staging gpu-mock-cuda gpu-mock-hip ||
+      gpu-staging gpu-mock-cuda gpu-mock-hip gpu-multi-fake \
+      gpu-multi-mock-cuda ||
       echo "run-tests.sh: $dir: meson test (4 I/O threads) reported failures"
     count_results "$dir/meson-logs/testlog.json"
   fi

@@ -23,9 +23,11 @@ if [ $# -ge 1 ]; then
   b=$1
   server=$b/tests/server/hipobj-server cli=$b/examples/hipobj
   suite=$b/tests/gpu/gpu_suite bench=$b/tests/gpu/gpu_bench
+  mgpu=$b/tests/gpu/multi_gpu mbench=$b/tests/gpu/mgpu_bench
 else
   server=.dev/bin/hipobj-server cli=.dev/bin/hipobj
   suite=.dev/bin/gpu_suite bench=.dev/bin/gpu_bench
+  mgpu=.dev/bin/multi_gpu mbench=.dev/bin/mgpu_bench
   # The libraries built with the programs; then, only for what this
   # machine lacks, the copies from the build machine (.dev/fallback).
   extra=/tmp/hipobj-missing-libs
@@ -84,6 +86,10 @@ fi
 #            HIPOBJ_SWEEP_IO_THREADS: the values)
 #   python   the Python package's tests and load_safetensors benchmark
 #            (python/bench/device-python.sh)
+#   multigpu two GPUs filled at once by one client (issue 19; machine kind
+#            nvidia-h200-x2): multi_gpu, gpu-e2e.sh on device 1, mgpu_bench
+#            and python/bench/load_safetensors_2gpu.py
+#            (tests/gpu/multigpu-job.sh)
 # compare.sh and profile.sh want a build directory: one of links to the
 # programs.
 fake=/tmp/hipobj-device-build
@@ -135,8 +141,12 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
       # (carried by python/bench/prepare-device.sh).
       bash python/bench/device-python.sh "$server" || rc=1
       ;;
+    multigpu)
+      bash tests/gpu/multigpu-job.sh "$server" "$cli" "$suite" "$mgpu" \
+        "$mbench" "$tmpdir" || rc=1
+      ;;
     *)
-      log "HIPOBJ_DEVICE_JOB: unknown job '$job' (scaling, compare, profile, sweep, python)"
+      log "HIPOBJ_DEVICE_JOB: unknown job '$job' (scaling, compare, profile, sweep, python, multigpu)"
       rc=2
       ;;
     esac

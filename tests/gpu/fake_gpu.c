@@ -1,8 +1,8 @@
 /* fake_gpu.c - the test GPU platform (see fake_gpu.h): malloc'ed "device"
  * memory, one worker thread that runs queued copies in order, events, and
  * fault injection. Also checks the library's use of it: async copies should
- * use pinned chunks, and no stream or event may be destroyed with work still
- * queued. */
+ * use pinned chunks, no stream or event may be destroyed with work still
+ * queued, and each op must name the device that owns what it is given. */
 #include "fake_gpu.h"
 
 #include <errno.h>
@@ -16,7 +16,7 @@
 
 #include "src/gpu.h"
 
-#define N_DEVICES 2
+#define N_DEVICES FAKE_GPU_DEVICES
 
 struct alloc {
   struct alloc *next;
@@ -24,6 +24,7 @@ struct alloc {
   size_t n;
   int dev;
   int pinned;
+  int home;    /* pinned: the device that allocated it */
   uint64_t id; /* buffer id: unique per allocation */
 };
 
@@ -34,6 +35,7 @@ struct fstream {
 };
 
 struct fevent {
+  int dev;
   struct fstream *st;
   int done;
   int failed;
@@ -128,6 +130,7 @@ static int track(void *p, size_t n, int dev, int pinned) {
   x->n = n;
   x->dev = dev;
   x->pinned = pinned;
+  x->home = dev;
   pthread_mutex_lock(&F.lock);
   static uint64_t next_id;
   x->id = ++next_id;
@@ -159,6 +162,26 @@ static void untrack(void *p, int pinned) {
     F.stats.violations++;
   }
   pthread_mutex_unlock(&F.lock);
+}
+
+/* Counts an op for dev; one naming a device the fake does not have, or
+ * another device than `owner` (when owner >= 0), is a violation. */
+static void op_on(int dev, int owner) {
+  pthread_mutex_lock(&F.lock);
+  if (dev < 0 || dev >= N_DEVICES || (owner >= 0 && owner != dev))
+    F.stats.violations++;
+  else
+    F.stats.dev_ops[dev]++;
+  pthread_mutex_unlock(&F.lock);
+}
+
+/* The device owning device memory at p, or -1. */
+static int owner_of(const void *p) {
+  pthread_mutex_lock(&F.lock);
+  struct alloc *x = find(p, 0, 0);
+  int d = x ? x->dev : -1;
+  pthread_mutex_unlock(&F.lock);
+  return d;
 }
 
 /* ---- ops ----------------------------------------------------------------- */
@@ -262,9 +285,9 @@ void fake_gpu_set_dmabuf(int on) {
 }
 
 static int f_host_alloc(int dev, size_t len, void **out, char why[HGPU_WHY]) {
-  (void)dev;
+  op_on(dev, -1);
   void *p = malloc(len ? len : 1);
-  if (!p || track(p, len, -1, 1) != 0) {
+  if (!p || track(p, len, dev, 1) != 0) {
     free(p);
     hgpu_why(why, "fake GPU: no host memory");
     return -1;
@@ -274,11 +297,16 @@ static int f_host_alloc(int dev, size_t len, void **out, char why[HGPU_WHY]) {
 }
 
 static void f_host_free(int dev, void *p) {
-  (void)dev;
+  pthread_mutex_lock(&F.lock);
+  struct alloc *x = find(p, 0, 1);
+  int home = x ? x->home : -1;
+  pthread_mutex_unlock(&F.lock);
+  op_on(dev, home);
   untrack(p, 1);
 }
 
 static int f_dev_alloc(int dev, size_t len, void **out, char why[HGPU_WHY]) {
+  op_on(dev, -1);
   void *p = malloc(len ? len : 1);
   if (!p || track(p, len, dev, 0) != 0) {
     free(p);
@@ -290,13 +318,17 @@ static int f_dev_alloc(int dev, size_t len, void **out, char why[HGPU_WHY]) {
 }
 
 static void f_dev_free(int dev, void *p) {
-  (void)dev;
+  op_on(dev, owner_of(p));
   untrack(p, 0);
 }
 
 static int f_copy(int dev, void *dst, const void *src, size_t n,
                   char why[HGPU_WHY]) {
-  (void)dev, (void)why;
+  (void)why;
+  int od = owner_of(dst), os = owner_of(src);
+  op_on(dev, od >= 0 ? od : os);
+  if (od >= 0 && os >= 0 && od != os)
+    op_on(dev, -2); /* device to device: not something the library does */
   pthread_mutex_lock(&F.lock);
   F.stats.sync_copies++;
   pthread_mutex_unlock(&F.lock);
@@ -306,6 +338,7 @@ static int f_copy(int dev, void *dst, const void *src, size_t n,
 }
 
 static int f_stream_create(int dev, void **out, char why[HGPU_WHY]) {
+  op_on(dev, -1);
   struct fstream *s = calloc(1, sizeof *s);
   if (!s) {
     hgpu_why(why, "fake GPU: no memory for a stream");
@@ -317,8 +350,8 @@ static int f_stream_create(int dev, void **out, char why[HGPU_WHY]) {
 }
 
 static void f_stream_destroy(int dev, void *stream) {
-  (void)dev;
   struct fstream *s = stream;
+  op_on(dev, s->dev);
   pthread_mutex_lock(&F.lock);
   if (s->queued != s->done)
     F.stats.violations++; /* the library must wait for its copies first */
@@ -329,20 +362,21 @@ static void f_stream_destroy(int dev, void *stream) {
 }
 
 static int f_event_create(int dev, void **out, char why[HGPU_WHY]) {
-  (void)dev;
+  op_on(dev, -1);
   struct fevent *e = calloc(1, sizeof *e);
   if (!e) {
     hgpu_why(why, "fake GPU: no memory for an event");
     return -1;
   }
   e->done = 1; /* never recorded: complete, as in CUDA */
+  e->dev = dev;
   *out = e;
   return 0;
 }
 
 static void f_event_destroy(int dev, void *event) {
-  (void)dev;
   struct fevent *e = event;
+  op_on(dev, e->dev);
   pthread_mutex_lock(&F.lock);
   if (!e->done)
     F.stats.violations++;
@@ -352,10 +386,12 @@ static void f_event_destroy(int dev, void *event) {
   free(e);
 }
 
-static int queue_copy(int to_device, void *dst, const void *src, size_t n,
-                      void *stream, char why[HGPU_WHY]) {
+static int queue_copy(int d, int to_device, void *dst, const void *src,
+                      size_t n, void *stream, char why[HGPU_WHY]) {
   const void *host = to_device ? src : dst;
   const void *dev = to_device ? dst : src;
+  struct fstream *st = stream;
+  op_on(d, st->dev);
   pthread_mutex_lock(&F.lock);
   unsigned long nth = ++F.copies;
   if (to_device)
@@ -364,8 +400,13 @@ static int queue_copy(int to_device, void *dst, const void *src, size_t n,
     F.stats.d2h++;
   if (!find(host, n, 1))
     F.stats.unpinned++;
-  if (!find(dev, n, 0))
-    F.stats.violations++;
+  struct alloc *x = find(dev, n, 0);
+  if (!x || x->dev != d)
+    F.stats.violations++; /* not memory of the device named */
+  else if (to_device)
+    F.stats.dev_h2d[d]++;
+  else
+    F.stats.dev_d2h[d]++;
   int fail = F.fail_at && nth == F.fail_at;
   if (fail && F.fail_how == FAKE_FAIL_QUEUE) {
     pthread_mutex_unlock(&F.lock);
@@ -391,20 +432,19 @@ static int queue_copy(int to_device, void *dst, const void *src, size_t n,
 
 static int f_h2d_async(int dev, void *dst, const void *src, size_t n,
                        void *stream, char why[HGPU_WHY]) {
-  (void)dev;
-  return queue_copy(1, dst, src, n, stream, why);
+  return queue_copy(dev, 1, dst, src, n, stream, why);
 }
 
 static int f_d2h_async(int dev, void *dst, const void *src, size_t n,
                        void *stream, char why[HGPU_WHY]) {
-  (void)dev;
-  return queue_copy(0, dst, src, n, stream, why);
+  return queue_copy(dev, 0, dst, src, n, stream, why);
 }
 
 static int f_event_record(int dev, void *event, void *stream,
                           char why[HGPU_WHY]) {
-  (void)dev;
   struct fevent *e = event;
+  op_on(dev, e->dev);
+  op_on(dev, ((struct fstream *)stream)->dev);
   struct op *o = calloc(1, sizeof *o);
   if (!o) {
     hgpu_why(why, "fake GPU: no memory");
@@ -425,8 +465,8 @@ static int f_event_record(int dev, void *event, void *stream,
 }
 
 static int f_event_sync(int dev, void *event, char why[HGPU_WHY]) {
-  (void)dev;
   struct fevent *e = event;
+  op_on(dev, e->dev);
   pthread_mutex_lock(&F.lock);
   while (!e->done)
     pthread_cond_wait(&F.done, &F.lock);
@@ -440,8 +480,8 @@ static int f_event_sync(int dev, void *event, char why[HGPU_WHY]) {
 }
 
 static int f_event_query(int dev, void *event, char why[HGPU_WHY]) {
-  (void)dev;
   struct fevent *e = event;
+  op_on(dev, e->dev);
   pthread_mutex_lock(&F.lock);
   int done = e->done, failed = e->failed;
   pthread_mutex_unlock(&F.lock);

@@ -3,13 +3,19 @@
  * copies are done later, in order, by a worker thread (reading their source
  * when they run, as DMA does) and completion is signalled through events, so
  * the staging pipelines' overlap and waits are exercised on the CPU. Faults
- * can be injected into the Nth copy. */
+ * can be injected into the Nth copy. Two devices: every op names its
+ * device, and one that names another device than the memory, stream or
+ * event it is given (or frees pinned memory with another device than the
+ * one that allocated it) counts as a violation; ops are counted per
+ * device. */
 #ifndef HIPOBJ_TEST_FAKE_GPU_H
 #define HIPOBJ_TEST_FAKE_GPU_H
 
 #include <stddef.h>
 
-/* Installs the fake as the CUDA platform (2 devices). */
+#define FAKE_GPU_DEVICES 2
+
+/* Installs the fake as the CUDA platform (FAKE_GPU_DEVICES devices). */
 void hgpu_register_fake_for_tests(void);
 /* Restores the real CUDA platform. */
 void hgpu_unregister_fake_for_tests(void);
@@ -35,10 +41,14 @@ struct fake_gpu_stats {
   unsigned long sync_copies;
   unsigned long unpinned;    /* async copies from/to non-pinned host memory */
   unsigned long violations;  /* streams/events destroyed with work pending,
-                                unknown handles: the staging code's bugs */
+                                unknown handles, another device's memory,
+                                stream or event: the staging code's bugs */
   unsigned long pinned_live; /* pinned allocations not freed */
   unsigned long dev_live;    /* device allocations not freed */
-  unsigned long dmabuf_exports; /* successful dma-buf exports */
+  unsigned long dmabuf_exports;            /* successful dma-buf exports */
+  unsigned long dev_ops[FAKE_GPU_DEVICES]; /* ops called for each device */
+  unsigned long dev_h2d[FAKE_GPU_DEVICES]; /* async copies into its memory */
+  unsigned long dev_d2h[FAKE_GPU_DEVICES]; /* ... and out of it */
 };
 void fake_gpu_stats(struct fake_gpu_stats *out);
 

@@ -9,10 +9,15 @@
 #   3. round trips of files through `hipobj --gpu N cp`, upload and download,
 #      files and stdin/stdout, compared by sha256 with the original and with
 #      a host-memory download;
-#   4. with HIPOBJ_E2E_FAULT_ENV, a download and an upload through the GPU
+#   4. with a second GPU of the platform (device 1, or 0 when GPU is 1):
+#      `hipobj info` lists both, and a file goes up through one GPU and
+#      down through each, compared by sha256; with HIPOBJ_E2E_CTX_STATS=1
+#      (the stand-in libcuda.so.1 only) its MOCK_CUDA_STATS counters show
+#      that `hipobj --gpu 1 cp` made no call in device 0's context;
+#   5. with HIPOBJ_E2E_FAULT_ENV, a download and an upload through the GPU
 #      with that environment (a stand-in runtime's fault injection) must
 #      fail, naming HIPOBJ_E2E_FAULT_MSG;
-#   5. with GPU_BENCH, the host-vs-GPU benchmark.
+#   6. with GPU_BENCH, the host-vs-GPU benchmark.
 # Ends with "N passed, N failed" for the cp checks. Exit status: 0 all passed,
 # 1 something failed, 77 no GPU (GPU_SUITE skipped).
 #
@@ -21,7 +26,8 @@
 # (largest cp file, default 1024), HIPOBJ_BENCH_MIB (benchmark size, default
 # 1024), HIPOBJ_E2E_REQUIRE_GPU=1 (no GPU is a failure, not a skip: for the
 # stand-in runtimes), HIPOBJ_E2E_EXPECT_INFO (text `hipobj info` must print),
-# HIPOBJ_E2E_FAULT_ENV and HIPOBJ_E2E_FAULT_MSG (step 4).
+# HIPOBJ_E2E_FAULT_ENV and HIPOBJ_E2E_FAULT_MSG (step 5),
+# HIPOBJ_E2E_CTX_STATS (step 4).
 set -uo pipefail
 
 if [ $# -lt 3 ]; then
@@ -140,6 +146,57 @@ run "stream upload (gpu)" sh -c "\"$cli\" --gpu $gpu_arg cp - s3://gpu-e2e/strea
   run "stream download (gpu)" sh -c "\"$cli\" --gpu $gpu_arg cp s3://gpu-e2e/stream - >\"$f.out\"" &&
   check "gpu stream round trip" "$f" "$f.out"
 rm -f "$work"/in.*
+
+# The platform in use and its device count, from `hipobj --json info`.
+plat_devices=$("$cli" --json info | sed -n \
+  's/.*"platform":"\([a-z]*\)",.*"available":1,.*"devices":\([0-9]*\).*/\1 \2/p' |
+  while read -r p n; do
+    [ -z "$gpu_kind" ] || [ "$p" = "$gpu_kind" ] || continue
+    [ "$n" -gt "$gpu" ] && echo "$p $n" && break
+  done)
+read -r plat n_dev <<<"${plat_devices:-none 0}"
+if [ "$n_dev" -ge 2 ]; then
+  other=$((gpu == 1 ? 0 : 1))
+  echo "== a second GPU: $plat:$other ($n_dev devices)"
+  for d in 0 1; do
+    if grep -q "^    device $d: " "$work/info.out"; then
+      passed=$((passed + 1))
+      echo "PASS hipobj info lists $plat device $d"
+    else
+      failed=$((failed + 1))
+      echo "FAIL hipobj info does not list $plat device $d"
+    fi
+  done
+  f=$work/in.second
+  head -c $((((max_mib < 64 ? max_mib : 64) << 20) + 5)) /dev/urandom >"$f"
+  run "upload (gpu $plat:$other)" "$cli" --gpu "$plat:$other" cp "$f" s3://gpu-e2e/second &&
+    for d in "$other" "$gpu"; do
+      if [ "$d" = 1 ] && [ "${HIPOBJ_E2E_CTX_STATS:-0}" = 1 ]; then
+        export MOCK_CUDA_STATS=$work/ctx.stats
+      fi
+      run "download (gpu $plat:$d)" "$cli" --gpu "$plat:$d" cp s3://gpu-e2e/second "$f.$d" &&
+        check "upload through GPU $other, download through GPU $d" "$f" "$f.$d"
+      unset MOCK_CUDA_STATS
+      rm -f "$f.$d"
+    done
+  if [ "${HIPOBJ_E2E_CTX_STATS:-0}" = 1 ]; then
+    # "device D calls N h2d N d2h N bytes N", then "violations N unpinned N"
+    if awk '$1 == "device" && $2 == 0 && $4 != 0 {bad = 1}
+        $1 == "device" && $2 == 1 && $6 == 0 {bad = 1}
+        $1 == "violations" && ($2 != 0 || $4 != 0) {bad = 1}
+        END {exit bad}' "$work/ctx.stats" 2>/dev/null && [ -s "$work/ctx.stats" ]; then
+      passed=$((passed + 1))
+      echo "PASS hipobj --gpu $plat:1 cp ran only in device 1's context"
+    else
+      failed=$((failed + 1))
+      echo "FAIL hipobj --gpu $plat:1 cp: the stand-in's context counters:"
+      sed 's/^/    /' "$work/ctx.stats" 2>/dev/null || echo "    (no $work/ctx.stats)"
+    fi
+  fi
+  rm -f "$f"
+else
+  echo "== a second GPU: none ($plat: $n_dev device(s)): skipped"
+fi
 
 if [ -n "${HIPOBJ_E2E_FAULT_ENV:-}" ]; then
   # A copy that fails on the device must fail the transfer, never end as a

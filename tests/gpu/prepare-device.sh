@@ -5,7 +5,8 @@
 # tests/gpu/device-run.sh needs there. The GPU machine (Ubuntu 24.04, CUDA,
 # newer glibc) has no libxml2 headers, Criterion or libmicrohttpd, so the
 # programs are built here and run there:
-#   .dev/bin/       hipobj, hipobj-server, gpu_suite, gpu_bench (stripped)
+#   .dev/bin/       hipobj, hipobj-server, gpu_suite, gpu_bench, multi_gpu,
+#                   mgpu_bench (stripped)
 #   .dev/lib/       libhipobj.so.1, libmicrohttpd.so.12 (always used there)
 #   .dev/fallback/  every other non-glibc library they load, from this
 #                   machine, gzipped; device-run.sh unpacks one only where
@@ -22,12 +23,13 @@ else
   meson setup "$build" --buildtype=release >/dev/null
 fi
 ninja -C "$build" examples/hipobj tests/server/hipobj-server \
-  tests/gpu/gpu_suite tests/gpu/gpu_bench
+  tests/gpu/gpu_suite tests/gpu/gpu_bench tests/gpu/multi_gpu \
+  tests/gpu/mgpu_bench
 
 rm -rf .dev/bin .dev/lib .dev/fallback
 mkdir -p .dev/bin .dev/lib .dev/fallback
 for b in examples/hipobj tests/server/hipobj-server tests/gpu/gpu_suite \
-  tests/gpu/gpu_bench; do
+  tests/gpu/gpu_bench tests/gpu/multi_gpu tests/gpu/mgpu_bench; do
   cp "$build/$b" .dev/bin/
 done
 cp -L "$build/libhipobj.so.1" .dev/lib/
