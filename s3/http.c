@@ -35,6 +35,7 @@ struct worker {
   unsigned load; /* transfers submitted and not finished (atomic) */
   CURL **idle;   /* easy handles kept for reuse; worker-only */
   size_t n_idle;
+  int shared; /* the here-pool: idle used by any thread, under lock */
 };
 
 struct s3_http {
@@ -42,6 +43,7 @@ struct s3_http {
   char *ca_bundle;
   unsigned n_workers;
   struct worker *w;
+  struct worker here; /* easy handles of transfers run by their waiter */
 };
 
 /* Per-transfer engine state, allocated at start and freed at completion. */
@@ -95,76 +97,6 @@ static void copy_value(char *dst, size_t dstsz, const char *v, size_t n) {
     n = dstsz - 1;
   memcpy(dst, v, n);
   dst[n] = '\0';
-}
-
-int s3_http_resp_header(const struct s3_http_resp *r, const char *name,
-                        char *out, size_t cap) {
-  size_t nlen = strlen(name);
-  const char *p = hbuf_str(&r->extra_headers);
-  while (*p) {
-    const char *eol = strchr(p, '\n');
-    size_t len = eol ? (size_t)(eol - p) : strlen(p);
-    if (len > nlen + 1 && !strncasecmp(p, name, nlen) && p[nlen] == ':') {
-      const char *v = p + nlen + 1;
-      size_t vlen = len - nlen - 1;
-      hstrtrim(&v, &vlen);
-      if (cap)
-        copy_value(out, cap, v, vlen);
-      return 1;
-    }
-    p += len + (eol ? 1 : 0);
-  }
-  return 0;
-}
-
-/* Copies s[0..n) to out keeping host-name characters only: a server's text
- * that ends up in messages, and maybe on a terminal. */
-static void copy_host_text(char *out, size_t cap, const char *s, size_t n) {
-  size_t k = 0;
-  for (size_t i = 0; i < n && k + 1 < cap; i++) {
-    char c = s[i];
-    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-             (c >= '0' && c <= '9') || strchr("-._:[]", c);
-    out[k++] = ok && c ? c : '?';
-  }
-  out[k] = '\0';
-}
-
-int s3_http_redirect_text(const struct s3_http_resp *r, char *out, size_t cap) {
-  long st = r->status;
-  if (st != 301 && st != 302 && st != 303 && st != 307 && st != 308)
-    return 0;
-  char where[160] = "", region[64] = "";
-  const char *loc = r->location, *host = strstr(loc, "://");
-  if (host) {
-    host += 3;
-    size_t n = strcspn(host, "/?#");
-    const char *at = memchr(host, '@', n); /* never show credentials */
-    if (at) {
-      n -= (size_t)(at + 1 - host);
-      host = at + 1;
-    }
-    copy_host_text(where, sizeof where, host, n);
-  }
-  char v[64];
-  if (s3_http_resp_header(r, "x-amz-bucket-region", v, sizeof v))
-    copy_host_text(region, sizeof region, v, strlen(v));
-  const char *why = "not followed: it would carry the request's signature "
-                    "to another host";
-  if (where[0])
-    snprintf(out, cap, "redirected to %s%s%s%s (%s); point the endpoint there",
-             where, region[0] ? " (region " : "", region, region[0] ? ")" : "",
-             why);
-  else if (loc[0] == '/')
-    snprintf(out, cap, "redirected to another path on this host (%s)", why);
-  else if (region[0])
-    snprintf(out, cap,
-             "redirected: the bucket is in region %s (%s); set that region "
-             "and its endpoint",
-             region, why);
-  else
-    snprintf(out, cap, "redirected without a Location (%s)", why);
-  return 1;
 }
 
 /* ---- libcurl callbacks (worker thread) ---------------------------------- */
@@ -308,22 +240,38 @@ static int on_seek(void *ud, curl_off_t offset, int origin) {
 /* ---- transfer setup and completion (worker thread) ---------------------- */
 
 static CURL *take_easy(struct worker *h) {
-  if (h->n_idle) {
-    CURL *e = h->idle[--h->n_idle];
+  CURL *e = NULL;
+  if (h->shared)
+    pthread_mutex_lock(&h->lock);
+  if (h->n_idle)
+    e = h->idle[--h->n_idle];
+  if (h->shared)
+    pthread_mutex_unlock(&h->lock);
+  if (e) {
     curl_easy_reset(e);
     return e;
   }
   return curl_easy_init();
 }
 
+/* Idle handles of the here-pool kept: one per thread that runs requests
+ * at once, in the usual case of a few such threads. */
+#define HERE_IDLE_MAX 16
+
 static void give_easy(struct worker *h, CURL *e) {
-  CURL **p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
-  if (!p) {
-    curl_easy_cleanup(e);
-    return;
+  if (h->shared)
+    pthread_mutex_lock(&h->lock);
+  CURL **p = NULL;
+  if (!h->shared || h->n_idle < HERE_IDLE_MAX)
+    p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
+  if (p) {
+    h->idle = p;
+    h->idle[h->n_idle++] = e;
   }
-  h->idle = p;
-  h->idle[h->n_idle++] = e;
+  if (h->shared)
+    pthread_mutex_unlock(&h->lock);
+  if (!p)
+    curl_easy_cleanup(e);
 }
 
 /* Stall detection: libcurl counts the low-speed window in whole seconds. */
@@ -497,14 +445,16 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
   complete(h, x);
 }
 
-static void start(struct worker *h, struct s3_http_xfer *x) {
+/* Takes an easy handle and sets the transfer up on it; NULL when the
+ * transfer has already completed (cancelled, or set-up failed). */
+static struct xfer_priv *begin(struct worker *h, struct s3_http_xfer *x) {
   if (x->cancel || (x->cancel_ref && *x->cancel_ref)) {
     /* Cancelled while queued (e.g. during a retry backoff). */
     x->resp.cancelled = 1;
     x->resp.transport_code = CURLE_ABORTED_BY_CALLBACK;
     hstrlcpy(x->resp.transport_msg, "cancelled", sizeof x->resp.transport_msg);
     complete(h, x);
-    return;
+    return NULL;
   }
   struct xfer_priv *p = calloc(1, sizeof *p);
   if (p)
@@ -515,10 +465,21 @@ static void start(struct worker *h, struct s3_http_xfer *x) {
              sizeof x->resp.transport_msg);
     x->resp.transport_code = CURLE_OUT_OF_MEMORY;
     complete(h, x);
-    return;
+    return NULL;
   }
   x->priv_easy = p;
-  if (setup_easy(h->h, x, p) != 0 || curl_multi_add_handle(h->multi, p->easy)) {
+  if (setup_easy(h->h, x, p) != 0) {
+    hstrlcpy(x->resp.transport_msg, "could not set up the transfer",
+             sizeof x->resp.transport_msg);
+    finish(h, x, CURLE_FAILED_INIT);
+    return NULL;
+  }
+  return p;
+}
+
+static void start(struct worker *h, struct s3_http_xfer *x) {
+  struct xfer_priv *p = begin(h, x);
+  if (p && curl_multi_add_handle(h->multi, p->easy)) {
     hstrlcpy(x->resp.transport_msg, "could not set up the transfer",
              sizeof x->resp.transport_msg);
     finish(h, x, CURLE_FAILED_INIT);
@@ -621,6 +582,9 @@ int s3_http_create(const struct s3_http_config *cfg, struct s3_http **out,
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, NULL, "out of memory");
   }
   int rc = HIPOBJ_OK;
+  h->here.h = h;
+  h->here.shared = 1;
+  pthread_mutex_init(&h->here.lock, NULL);
   h->cfg = *cfg;
   h->ca_bundle = hstrdup(cfg->ca_bundle);
   h->cfg.ca_bundle = NULL;
@@ -648,6 +612,8 @@ void s3_http_destroy(struct s3_http *h) {
     return;
   for (unsigned i = 0; i < h->n_workers; i++)
     worker_cleanup(&h->w[i]);
+  if (h->w) /* h->here's lock was made with h->w */
+    worker_cleanup(&h->here);
   free(h->w);
   free(h->ca_bundle);
   free(h);
@@ -668,12 +634,24 @@ static struct worker *pick(struct s3_http *h) {
   return best;
 }
 
+/* This thread's arming and the transfer it keeps (s3_http_here_begin). */
+static __thread int here_armed;
+static __thread struct s3_http_xfer *here_kept;
+static __thread struct s3_http *here_kept_h;
+
 int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
                    unsigned delay_ms) {
   s3_http_xfer_reset(x);
   x->priv_easy = NULL;
   x->priv_next = NULL;
+  x->priv_worker = NULL;
   x->priv_not_before_ms = delay_ms ? mono_ms() + delay_ms : 0;
+  /* A retry's backoff too: the thread waits either way. */
+  if (x->run_here && here_armed && !here_kept) {
+    here_kept = x;
+    here_kept_h = h;
+    return 0;
+  }
   struct worker *w = pick(h);
   pthread_mutex_lock(&w->lock);
   if (w->stop) {
@@ -734,4 +712,34 @@ int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x) {
   pthread_mutex_unlock(&w.lock);
   x->done = NULL;
   return 0;
+}
+
+int s3_http_here_begin(void) {
+  int was = here_armed;
+  here_armed = 1;
+  return was;
+}
+
+/* One kept transfer, on this thread, from start to `done`. */
+static void run_here(struct s3_http *h, struct s3_http_xfer *x) {
+  struct worker *w = &h->here;
+  for (uint64_t now; (now = mono_ms()) < x->priv_not_before_ms;) {
+    uint64_t ms = x->priv_not_before_ms - now;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL); /* woken early by a signal: the loop sleeps on */
+  }
+  __atomic_add_fetch(&w->load, 1, __ATOMIC_RELAXED);
+  struct xfer_priv *p = begin(w, x);
+  if (p)
+    finish(w, x, curl_easy_perform(p->easy));
+}
+
+void s3_http_here_run(int previous) {
+  struct s3_http_xfer *x;
+  while ((x = here_kept) != NULL) {
+    struct s3_http *xh = here_kept_h;
+    here_kept = NULL;
+    run_here(xh, x);
+  }
+  here_armed = previous;
 }

@@ -103,6 +103,10 @@ struct s3_http_xfer {
    * requests: READY holds its connection through the data phase). */
   int dedicated_connection;
   unsigned timeout_ms; /* whole-transfer limit; 0: the engine's */
+  /* The submitting thread waits for the answer anyway: between
+   * s3_http_here_begin() and s3_http_here_run() on that thread, the
+   * transfer may run there (see s3_http_here_run). */
+  int run_here;
   /* Stall detection floor of this transfer; 0: the engine's. */
   unsigned low_speed_bytes_per_s;
   /* result */
@@ -142,6 +146,21 @@ void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x);
 void s3_http_wakeup(struct s3_http *h);
 /* Submits and waits. x->done must be NULL. */
 int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x);
+
+/* Running a transfer on the thread that waits for it. A request answered in
+ * about a round trip spends as long again crossing to a worker thread and
+ * back (two wake-ups) as the server takes; a thread that will only wait
+ * can do the work itself. Between s3_http_here_begin() and
+ * s3_http_here_run(), the first submission with run_here set made on this
+ * thread is kept, not queued; s3_http_here_run() runs it, after its delay
+ * (a retry's backoff: the thread sleeps it instead of waiting for it) (and
+ * any kept while it ran: its `done` may submit the next) with an easy
+ * handle of the client's own here-pool, whose connections stay open
+ * between requests as the workers' do, then ends the arming. Everything
+ * else (timeouts, stall detection, cancel, progress, completion through
+ * `done`) is as on a worker. Returns the previous arming for nesting. */
+int s3_http_here_begin(void);
+void s3_http_here_run(int previous);
 /* The libcurl version string, for diagnostics. */
 const char *s3_http_version(void);
 /* Global init/cleanup of libcurl and libxml2 (called by hipobj_global_*). */

@@ -125,6 +125,9 @@ struct hreq {
   void *done_ctx;
   unsigned max_attempts; /* 0: the client's */
   unsigned timeout_ms;   /* whole-request limit; 0: the client's */
+  /* The thread that submits will wait anyway: run there when it can
+   * (s3_http_here_begin). */
+  int run_here;
   /* Stall detection floor in bytes/s; 0: the client's. */
   unsigned low_speed_bytes_per_s;
   /* Transfer this request belongs to (cancel, progress), or NULL. */

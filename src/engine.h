@@ -175,6 +175,10 @@ struct hjob {
   /* completion: the waiter (blocking call) or the asynchronous transfer's
    * callback, run on a worker */
   void (*on_finish)(struct hjob *j);
+  /* A blocking call's thread, which waits for the job: small parts it
+   * starts itself run on it (path_http.c) */
+  int has_waiter;
+  pthread_t waiter;
   /* scheduler links (sched lock) */
   struct hjob *ring_next, *ring_prev;
   int in_ring;

@@ -372,6 +372,7 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   x->done_ctx = r;
   x->cancel_ref = r->ctl ? &r->ctl->cancel : NULL;
   x->timeout_ms = r->timeout_ms;
+  x->run_here = r->run_here;
   x->low_speed_bytes_per_s = r->low_speed_bytes_per_s;
   x->progress = r->ctl && r->ctl->progress ? on_progress : NULL;
   x->progress_ctx = r;

@@ -62,7 +62,13 @@ static int job_outcome(struct hjob *j, struct hipobj_xfer_result *res,
 int hjob_run(struct hjob *j, struct hipobj_xfer_result *res,
              struct hipobj_error *err) {
   j->on_finish = NULL;
+  j->waiter = pthread_self();
+  j->has_waiter = 1;
+  /* The parts this thread's pump starts may run here, after the pump:
+   * this thread only waits otherwise (s3_http_here_begin). */
+  int armed = s3_http_here_begin();
   hsched_start(j->c->sched, j);
+  s3_http_here_run(armed);
   hsched_wait(j);
   int rc = job_outcome(j, res, err);
   j->ops->free(j);

@@ -3,7 +3,9 @@
  * 1..16 verified byte for byte, an overwrite between parts failing cleanly,
  * a failing part retried alone, cancellation of GETs and multipart PUTs
  * (the upload aborted on the server), and monotonic progress ending at the
- * total, reported one call at a time. The client runs IO_THREADS HTTP
+ * total, reported one call at a time; small GETs of blocking calls run
+ * on the calling thread, bigger parts and asynchronous ones on the HTTP
+ * workers. The client runs IO_THREADS HTTP
  * workers (whatever the CPU count), so parts really complete on several
  * threads at once. */
 #include <criterion/criterion.h>
@@ -335,4 +337,117 @@ Test(parallel, cancel_multipart_put_aborts_the_upload) {
   cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "cancelled", &info, err),
                HIPOBJ_E_NOT_FOUND);
   free(up);
+}
+
+/* ---- small GETs of blocking calls run on the calling thread ---------------
+ * The library's debug line "GetObject...: GET key -> STATUS" is written where
+ * the request completed: for a small GET into host memory made by a
+ * blocking call, on the caller's own thread (no hand-off to an HTTP worker
+ * and back); for bigger parts and for asynchronous transfers, on a
+ * worker. */
+
+struct answer_log {
+  pthread_mutex_t lock;
+  pthread_t caller;
+  unsigned here, elsewhere; /* GetObject answers per thread kind */
+};
+
+static void on_log(void *user, enum hipobj_log_level level, const char *line) {
+  struct answer_log *a = user;
+  /* "GetObject: GET key -> 200, ..." or "GetObject part 2: GET ..." */
+  if (level != HIPOBJ_LOG_DEBUG || strncmp(line, "GetObject", 9) ||
+      !strstr(line, ": GET ") || !strstr(line, " -> "))
+    return;
+  pthread_mutex_lock(&a->lock);
+  if (pthread_equal(pthread_self(), a->caller))
+    a->here++;
+  else
+    a->elsewhere++;
+  pthread_mutex_unlock(&a->lock);
+}
+
+static struct hipobj_client *logging_client(struct answer_log *a) {
+  struct hipobj_client_config cfg;
+  client_config(&cfg, srv.url, NULL, NULL, 4, IO_THREADS);
+  cfg.log_level = HIPOBJ_LOG_DEBUG;
+  cfg.log_fn = on_log;
+  cfg.log_user = a;
+  struct hipobj_client *c = NULL;
+  OK(hipobj_client_create(&cfg, &c, err));
+  return c;
+}
+
+static char *raw_put(const char *key, size_t n, unsigned seed) {
+  char *data = malloc(n), target[64];
+  fill_pattern(data, n, seed);
+  snprintf(target, sizeof target, "/%s/%s", T_BUCKET, key);
+  struct sreq q = {.method = "PUT", .target = target, .body = data, .len = n};
+  struct http_resp r;
+  cr_assert_eq(http_send(srv.url, &q, &r), 0);
+  cr_assert_eq(r.status, 200, "PUT %s: %ld", key, (long)r.status);
+  resp_free(&r);
+  return data;
+}
+
+static void count_reset(struct answer_log *a) {
+  pthread_mutex_lock(&a->lock);
+  a->here = a->elsewhere = 0;
+  pthread_mutex_unlock(&a->lock);
+}
+
+Test(parallel, small_blocking_gets_run_on_the_calling_thread) {
+  /* The second GetObject fails once (503): its retry runs here too. */
+  start("op=GetObject,nth=2,action=status:503");
+  struct answer_log a = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                         .caller = pthread_self()};
+  struct hipobj_client *c = logging_client(&a);
+  const size_t small = 4096 + 3, big = (3u << 20) + 1;
+  /* Stored without c: its first GET must find no thread of c's still
+   * scheduling (one would start the GET itself, correctly, elsewhere). */
+  char *sdata = raw_put("small", small, 5);
+  char *bdata = raw_put("big", big, 6);
+  char *back = malloc(big);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+
+  /* Small, blocking, in a buffer of its size: every answer here. */
+  count_reset(&a);
+  for (int i = 0; i < 5; i++) {
+    memset(back, 0, small);
+    struct hipobj_mem dst = hipobj_mem_host(back, small);
+    OK(hipobj_s3_get(c, T_BUCKET, "small", &dst, NULL, &res, err));
+    cr_assert_eq(res.bytes, small);
+    cr_assert_eq(memcmp(back, sdata, small), 0, "GET %d", i);
+  }
+  cr_assert_eq(a.elsewhere, 0, "%u small answers on another thread",
+               a.elsewhere);
+  cr_assert_eq(a.here, 6, "5 GETs and one retry: %u answers here", a.here);
+
+  /* 2 MiB parts of a 3 MiB object: parts over 1 MiB, on the workers. */
+  count_reset(&a);
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = 2u << 20;
+  o.concurrency = 4;
+  struct hipobj_mem bdst = hipobj_mem_host(back, big);
+  OK(hipobj_s3_get(c, T_BUCKET, "big", &bdst, &o, &res, err));
+  cr_assert_eq(memcmp(back, bdata, big), 0);
+  cr_assert_eq(a.here, 0, "%u parts over 1 MiB answered here", a.here);
+  cr_assert_geq(a.elsewhere, 2, "%u big parts answered (%u here)", a.elsewhere,
+                a.here);
+
+  /* Asynchronous, small: the caller does not wait in the library, so the
+   * request runs on a worker. */
+  count_reset(&a);
+  struct hipobj_mem dst = hipobj_mem_host(back, small);
+  struct hipobj_xfer *x = NULL;
+  OK(hipobj_s3_get_start(c, T_BUCKET, "small", &dst, NULL, NULL, &x, err));
+  OK(hipobj_xfer_wait(x, &res, err));
+  hipobj_xfer_free(x);
+  cr_assert_eq(memcmp(back, sdata, small), 0);
+  cr_assert_eq(a.here, 0, "an asynchronous GET ran on the caller's thread");
+  cr_assert_eq(a.elsewhere, 1);
+
+  hipobj_client_free(c);
+  free(back);
+  free(sdata);
+  free(bdata);
 }
