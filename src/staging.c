@@ -284,8 +284,10 @@ static int begin_n(struct hipobj_client *c, const char *op,
     s->cp.gpu = hgpu_platform(m->kind, &c->log, why); /* checked: loads */
     s->cp.dev = m->device;
     s->cp.base = (char *)m->ptr + off;
-    if (!s->cp.gpu)
+    if (!s->cp.gpu) {
+      free(s); /* nothing taken yet: *out stays NULL */
       return herr_set(err, HIPOBJ_E_UNSUPPORTED, op, "%s", why);
+    }
   }
   s->len = len;
   s->cb = s->pool->chunk_bytes;
