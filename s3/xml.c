@@ -26,7 +26,6 @@
 
 #include "../src/base/codec.h"
 #include "../src/base/strutil.h"
-#include "../src/base/uri.h"
 #include "xml_doc.h"
 
 #define S3_B64_CHARS HB64_ALPHABET "="
@@ -427,30 +426,6 @@ void s3_xml_list_parts_free(struct s3_list_parts *lp) {
 
 /* ---- ListObjectsV2 ---- */
 
-/* With EncodingType=url, S3 (and MinIO) encode keys like an HTML form: a
- * space becomes '+', and a literal '+' is always sent as %2B. So '+' is a
- * space here, unlike in huri_decode. */
-static int form_decode_inplace(char **s) {
-  struct hbuf plus = HBUF_INIT, dec = HBUF_INIT;
-  hbuf_puts(&plus, *s);
-  for (size_t i = 0; i < plus.len; i++)
-    if (plus.data[i] == '+')
-      plus.data[i] = ' ';
-  int rc = -1;
-  if (!plus.oom && huri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
-      strlen(hbuf_str(&dec)) == dec.len) {
-    char *d = hbuf_steal(&dec);
-    if (d) {
-      free(*s);
-      *s = d;
-      rc = 0;
-    }
-  }
-  hbuf_free(&plus);
-  hbuf_free(&dec);
-  return rc;
-}
-
 int s3_xml_parse_list_objects(const char *xml, size_t len,
                               struct s3_list_objects *out,
                               struct hipobj_error *err) {
@@ -496,7 +471,7 @@ int s3_xml_parse_list_objects(const char *xml, size_t len,
           field_fixed(c, "ETag", 0, o->etag, sizeof o->etag, 0, e) < 0 ||
           field_time(c, "LastModified", &o->mtime, e) < 0)
         goto done;
-      if (url_encoded && form_decode_inplace(&o->key) != 0) {
+      if (url_encoded && s3_xml_form_decode(&o->key) != 0) {
         fail(e, "bad url-encoded <Key> \"%.64s\"", o->key);
         goto done;
       }
@@ -508,7 +483,7 @@ int s3_xml_parse_list_objects(const char *xml, size_t len,
       char **p = &out->prefixes[out->n_prefixes++];
       if (field_dup(c, "Prefix", 1, p, e) != 0)
         goto done;
-      if (url_encoded && form_decode_inplace(p) != 0) {
+      if (url_encoded && s3_xml_form_decode(p) != 0) {
         fail(e, "bad url-encoded <Prefix> \"%.64s\"", *p);
         goto done;
       }

@@ -5,12 +5,15 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 
+#include "../src/base/buf.h"
 #include "../src/base/strutil.h"
+#include "../src/base/uri.h"
 
 #if LIBXML_VERSION >= 21200
 typedef const xmlError *xml_error_ptr;
@@ -140,4 +143,25 @@ int s3_xml_status(const struct s3_xml_err *e, int rc) {
 int s3_xml_is_el(const xmlNode *n, const char *name) {
   return n && n->type == XML_ELEMENT_NODE &&
          strcmp((const char *)n->name, name) == 0;
+}
+
+int s3_xml_form_decode(char **s) {
+  struct hbuf plus = HBUF_INIT, dec = HBUF_INIT;
+  hbuf_puts(&plus, *s);
+  for (size_t i = 0; i < plus.len; i++)
+    if (plus.data[i] == '+')
+      plus.data[i] = ' ';
+  int rc = -1;
+  if (!plus.oom && huri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
+      strlen(hbuf_str(&dec)) == dec.len) {
+    char *d = hbuf_steal(&dec);
+    if (d) {
+      free(*s);
+      *s = d;
+      rc = 0;
+    }
+  }
+  hbuf_free(&plus);
+  hbuf_free(&dec);
+  return rc;
 }

@@ -41,4 +41,11 @@ int s3_xml_status(const struct s3_xml_err *e, int rc);
 /* An element node with this local name. */
 int s3_xml_is_el(const xmlNode *n, const char *name);
 
+/* Decodes a key of a listing sent with EncodingType=url in place (*s is
+ * replaced by a new malloc'd string). S3 (and MinIO) encode keys like an
+ * HTML form: a space becomes '+', and a literal '+' is always sent as %2B,
+ * so '+' is a space here, unlike in huri_decode. Returns 0, or -1 (bad
+ * encoding, an embedded NUL, out of memory; *s unchanged). */
+int s3_xml_form_decode(char **s);
+
 #endif

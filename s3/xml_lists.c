@@ -17,7 +17,6 @@
 #include <libxml/tree.h>
 
 #include "../src/base/strutil.h"
-#include "../src/base/uri.h"
 #include "xml.h"
 #include "xml_doc.h"
 
@@ -100,24 +99,7 @@ static size_t count(const xmlNode *parent, const char *name) {
 
 /* EncodingType=url: S3 encodes keys as a form does ('+' is a space). */
 static int form_decode(char **s, struct s3_xml_err *e) {
-  struct hbuf plus = HBUF_INIT, dec = HBUF_INIT;
-  hbuf_puts(&plus, *s);
-  for (size_t i = 0; i < plus.len; i++)
-    if (plus.data[i] == '+')
-      plus.data[i] = ' ';
-  int rc = -1;
-  if (!plus.oom && huri_decode(&dec, hbuf_str(&plus), plus.len) == 0 &&
-      strlen(hbuf_str(&dec)) == dec.len) {
-    char *d = hbuf_steal(&dec);
-    if (d) {
-      free(*s);
-      *s = d;
-      rc = 0;
-    }
-  }
-  hbuf_free(&plus);
-  hbuf_free(&dec);
-  return rc == 0 ? 0 : fail(e, "bad URL encoding in a key");
+  return s3_xml_form_decode(s) == 0 ? 0 : fail(e, "bad URL encoding in a key");
 }
 
 /* ---- ListBuckets -------------------------------------------------------- */
