@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpu_case.h"
 #include "hipobj.h"
 #include "src/gpu.h"
 
@@ -34,38 +35,8 @@ static struct hipobj_error *err;
 static enum hipobj_mem_kind kind;
 static int dev;
 static char bucket[64];
-static char why[1024]; /* the current case's failure or skip reason */
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static int failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int failf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-#define SKIP 77
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      return failf(__VA_ARGS__);                                               \
-  } while (0)
-#define CHECK_OK(call, what)                                                   \
-  do {                                                                         \
-    int rc_ = (call);                                                          \
-    if (rc_ != HIPOBJ_OK)                                                      \
-      return failf("%s: %s: %s", what, hipobj_strerror(rc_),                   \
-                   hipobj_error_message(err));                                 \
-  } while (0)
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The expected byte at object offset i of object `seed`. */
 static unsigned char byte_at(uint64_t i, unsigned seed) {

@@ -33,13 +33,13 @@
 #include <unistd.h>
 
 #include "fake_gpu.h"
+#include "gpu_case.h"
 #include "hipobj.h"
 #include "mock_cuda.h"
 #include "src/client_int.h"
 #include "src/staging.h"
 
 #define MiB ((size_t)1 << 20)
-#define SKIP 77
 
 static struct hipobj_client *cli;
 static struct hipobj_error *err;
@@ -48,35 +48,6 @@ static int fake;    /* --fake: the fake platform */
 static void *cudal; /* the loaded libcuda.so.1 (real or stand-in), or NULL */
 static size_t size; /* object bytes per GPU */
 static char bucket[64];
-static char why[1024];
-
-static int failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int failf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      return failf(__VA_ARGS__);                                               \
-  } while (0)
-#define CHECK_OK(call, what)                                                   \
-  do {                                                                         \
-    int rc_ = (call);                                                          \
-    if (rc_ != HIPOBJ_OK)                                                      \
-      return failf("%s: %s: %s", what, hipobj_strerror(rc_),                   \
-                   hipobj_error_message(err));                                 \
-  } while (0)
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The byte at object offset i of pattern `seed`. */
 static unsigned char byte_at(uint64_t i, unsigned seed) {
