@@ -7,19 +7,25 @@
 # without HIPOBJ_FILE_MAP=0. Needs perf (Debian's linux-perf; on a machine
 # without it, tests/bench/pack-perf.sh carries Debian's in .dev/perf) and
 # perf_event_open allowed (kernel.perf_event_paranoid <= 1 or root).
+# --small N instead: N serial 4 KiB GETs (`hipobj bench --small N`, then
+# curl over the same objects) against hipobj-server --storage memory, with
+# perf stat of the whole machine (client and server CPU per request) and
+# a system-wide perf record of the hipobj run, by command and symbol.
 # Usage: tests/bench/profile.sh [--build DIR] [--size 1GiB] [--tmp DIR]
+#                               [--small N]
 #        (run by tests/gpu/device-run.sh as HIPOBJ_DEVICE_JOB=profile)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$root/tests/bench/lib.sh" # to_bytes
-build=$root/build size_arg=1GiB tmpbase=/dev/shm
+build=$root/build size_arg=1GiB tmpbase=/dev/shm small=0
 while [ $# -gt 0 ]; do
   case "$1" in
   --build) build=$2 && shift 2 ;;
   --size) size_arg=$2 && shift 2 ;;
   --tmp) tmpbase=$2 && shift 2 ;;
-  *) echo "usage: $0 [--build DIR] [--size SIZE] [--tmp DIR]" >&2 && exit 2 ;;
+  --small) small=$2 && shift 2 ;;
+  *) echo "usage: $0 [--build DIR] [--size SIZE] [--tmp DIR] [--small N]" >&2 && exit 2 ;;
   esac
 done
 size=$(to_bytes "$size_arg")
@@ -40,6 +46,7 @@ if [ -z "$PERF" ] && [ -x "$root/.dev/perf/bin/perf" ]; then
   PERF="env LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} $root/.dev/perf/bin/perf"
 fi
 [ -n "$PERF" ] || { echo "profile.sh: no perf (tests/bench/pack-perf.sh)"; exit 77; }
+[[ "$small" =~ ^[0-9]+$ ]] || { echo "profile.sh: --small: a count" >&2 && exit 2; }
 $PERF --version
 
 tmp=$(mktemp -d "$tmpbase/hipobj-profile.XXXXXX")
@@ -48,13 +55,66 @@ trap '[ -z "$srv_pid" ] || kill "$srv_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 port=18097 AK=profileak SK=profile-secret-0123456789
 threads=$(nproc)
 [ "$threads" -ge 4 ] || threads=4
-"$build/tests/server/hipobj-server" --root "$tmp/root" --listen 127.0.0.1:$port \
+store=(--root "$tmp/root")
+[ "$small" = 0 ] || store=(--storage memory --root "$tmp/root")
+"$build/tests/server/hipobj-server" "${store[@]}" --listen 127.0.0.1:$port \
   --access-key $AK --secret-key $SK --threads "$threads" --log-level warn \
   >"$tmp/srv.out" 2>&1 &
 srv_pid=$!
 for _ in $(seq 50); do grep -q listening "$tmp/srv.out" && break; sleep 0.1; done
 export AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_REGION=us-east-1
 H=("$build/examples/hipobj" --endpoint-url "http://127.0.0.1:$port" -q)
+if [ "$small" != 0 ]; then
+  # One measured client run: perf stat of the client and, beside it, of the
+  # server's process; then CPU and wall microseconds per request of each.
+  measure() { # NAME REQUESTS CMD...
+    local name=$1 n=$2
+    shift 2
+    $PERF stat -x, -e task-clock,context-switches -p "$srv_pid" -o "$tmp/srv.stat" &
+    local sp=$!
+    sleep 0.2
+    local s0
+    s0=$(date +%s%N)
+    $PERF stat -x, -e task-clock,context-switches -o "$tmp/cli.stat" "$@" >"$tmp/cli.out"
+    local wall=$((($(date +%s%N) - s0) / 1000))
+    kill -INT $sp; wait $sp || true
+    awk -F, -v name="$name" -v n="$n" -v wall="$wall" '
+      FNR == 1 { f++ }
+      $3 == "task-clock" { cpu[f] = $1 * 1000 }
+      $3 == "context-switches" { cs[f] = $1 }
+      END { printf "%-8s %6d req  wall %6.1f us/req  client CPU %5.1f us/req, %4.1f cs/req" \
+              "  server CPU %5.1f us/req, %4.1f cs/req\n", name, n, wall / n, \
+              cpu[1] / n, cs[1] / n, cpu[2] / n, cs[2] / n }' "$tmp/cli.stat" "$tmp/srv.stat"
+  }
+  # The objects: a tree PUT once by hipobj; hipobj (its bench, through the
+  # library, no files) and curl (one process, keep-alive) GET the same.
+  mkdir -p "$tmp/small"
+  for i in $(seq "$small"); do head -c 4096 /dev/urandom >"$tmp/small/o$i"; done
+  "${H[@]}" mb s3://small
+  "${H[@]}" cp --recursive "$tmp/small" s3://small/f/
+  for i in $(seq "$small"); do
+    printf 'url = "http://127.0.0.1:%s/small/f/o%s"\noutput = "/dev/null"\n' "$port" "$i"
+  done >"$tmp/curl.cfg"
+  C=(curl -sS --fail --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK"
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -K "$tmp/curl.cfg")
+  B=(bench --small "$small" --runs 3 --warmup 1 --ops get)
+  echo "==== small GETs ($small objects of 4 KiB): CPU and wall time per request"
+  echo "     (hipobj: bench's $small PUTs, 1 warm-up and 3 timed rounds of GETs)"
+  for _ in 1 2 3; do
+    measure hipobj $((small * 5)) "${H[@]}" "${B[@]}"
+    measure curl "$small" "${C[@]}"
+  done
+  echo "==== small GETs: perf record -a -g of hipobj bench, by command, dso, symbol"
+  $PERF record -q -a -F 4999 -g -o "$tmp/perf.data" "${H[@]}" "${B[@]}" 2>/dev/null
+  for comm in hipobj MHD-worker; do
+    echo "---- $comm (the ${comm/MHD-worker/server}), self symbols"
+    $PERF report -i "$tmp/perf.data" --no-children --comms "$comm" --percentage relative --sort dso,sym \
+      --stdio -g none --percent-limit 0.3 2>/dev/null | grep -v '^#' | grep -v '^$' | head -50
+  done
+  $PERF report -i "$tmp/perf.data" --no-children --sort comm --stdio -g none \
+    2>/dev/null | grep -v '^#' | grep -v '^$' | head -12
+  exit 0
+fi
 "${H[@]}" mb s3://profile
 head -c "$size" /dev/urandom >"$tmp/data"
 "${H[@]}" cp "$tmp/data" s3://profile/src

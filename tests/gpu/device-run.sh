@@ -80,7 +80,8 @@ fi
 #            --tools hipobj,awscrt --runs 2 ...)
 #   profile  where hipobj's CPU goes in a big GET and PUT of a file
 #            (profile.sh), with Debian's perf packed by
-#            tests/bench/pack-perf.sh into .dev/perf
+#            tests/bench/pack-perf.sh into .dev/perf; HIPOBJ_PROFILE_ARGS
+#            adds profile.sh options (--small 2000: small GETs instead)
 #   sweep    `hipobj cp` over concurrency x staging pool (cp-sweep.sh;
 #            HIPOBJ_SWEEP_CONCURRENCY, HIPOBJ_SWEEP_POOL,
 #            HIPOBJ_SWEEP_IO_THREADS: the values)
@@ -125,7 +126,7 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
       ;;
     profile)
       fake_build
-      bash tests/bench/profile.sh --build "$fake" --tmp "$tmpdir" 2>&1 |
+      bash tests/bench/profile.sh --build "$fake" --tmp "$tmpdir" ${HIPOBJ_PROFILE_ARGS:-} 2>&1 |
         tee "$out/profile.log"
       [ "${PIPESTATUS[0]}" = 0 ] || rc=1
       ;;
