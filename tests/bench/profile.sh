@@ -108,7 +108,7 @@ if [ "$small" != 0 ]; then
   $PERF record -q -a -F 4999 -g -o "$tmp/perf.data" "${H[@]}" "${B[@]}" 2>/dev/null
   for comm in hipobj MHD-worker; do
     echo "---- $comm (the ${comm/MHD-worker/server}), self symbols"
-    $PERF report -i "$tmp/perf.data" --no-children --comms "$comm" --percentage relative --sort dso,sym \
+    $PERF report -i "$tmp/perf.data" --no-children --comms "$comm" --percentage relative --sort comm,dso,sym \
       --stdio -g none --percent-limit 0.3 2>/dev/null | grep -v '^#' | grep -v '^$' | head -50
   done
   $PERF report -i "$tmp/perf.data" --no-children --sort comm --stdio -g none \
