@@ -11,21 +11,25 @@
 # curl over the same objects) against hipobj-server --storage memory, with
 # perf stat of the whole machine (client and server CPU per request) and
 # a system-wide perf record of the hipobj run, by command and symbol.
+# --conn-memory A,B (with --small): the server's --conn-memory, each in
+# turn, with a 1 GiB `hipobj bench` PUT and GET beside (what a smaller
+# pool costs big bodies).
 # Usage: tests/bench/profile.sh [--build DIR] [--size 1GiB] [--tmp DIR]
-#                               [--small N]
+#                               [--small N [--conn-memory A,B]]
 #        (run by tests/gpu/device-run.sh as HIPOBJ_DEVICE_JOB=profile)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$root/tests/bench/lib.sh" # to_bytes
-build=$root/build size_arg=1GiB tmpbase=/dev/shm small=0
+build=$root/build size_arg=1GiB tmpbase=/dev/shm small=0 conn_memory=""
 while [ $# -gt 0 ]; do
   case "$1" in
   --build) build=$2 && shift 2 ;;
   --size) size_arg=$2 && shift 2 ;;
   --tmp) tmpbase=$2 && shift 2 ;;
   --small) small=$2 && shift 2 ;;
-  *) echo "usage: $0 [--build DIR] [--size SIZE] [--tmp DIR] [--small N]" >&2 && exit 2 ;;
+  --conn-memory) conn_memory=$2 && shift 2 ;;
+  *) echo "usage: $0 [--build DIR] [--size SIZE] [--tmp DIR] [--small N [--conn-memory A,B]]" >&2 && exit 2 ;;
   esac
 done
 size=$(to_bytes "$size_arg")
@@ -55,13 +59,17 @@ trap '[ -z "$srv_pid" ] || kill "$srv_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 port=18097 AK=profileak SK=profile-secret-0123456789
 threads=$(nproc)
 [ "$threads" -ge 4 ] || threads=4
-store=(--root "$tmp/root")
-[ "$small" = 0 ] || store=(--storage memory --root "$tmp/root")
-"$build/tests/server/hipobj-server" "${store[@]}" --listen 127.0.0.1:$port \
-  --access-key $AK --secret-key $SK --threads "$threads" --log-level warn \
-  >"$tmp/srv.out" 2>&1 &
-srv_pid=$!
-for _ in $(seq 50); do grep -q listening "$tmp/srv.out" && break; sleep 0.1; done
+start_server() { # [extra options of hipobj-server]
+  if [ -n "$srv_pid" ]; then kill "$srv_pid" && wait "$srv_pid" 2>/dev/null || true; fi
+  local store=(--root "$tmp/root")
+  [ "$small" = 0 ] || store=(--storage memory --root "$tmp/root")
+  rm -rf "$tmp/root"
+  "$build/tests/server/hipobj-server" "${store[@]}" "$@" --listen 127.0.0.1:$port \
+    --access-key $AK --secret-key $SK --threads "$threads" --log-level warn \
+    >"$tmp/srv.out" 2>&1 &
+  srv_pid=$!
+  for _ in $(seq 50); do grep -q listening "$tmp/srv.out" && break; sleep 0.1; done
+}
 export AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_REGION=us-east-1
 H=("$build/examples/hipobj" --endpoint-url "http://127.0.0.1:$port" -q)
 if [ "$small" != 0 ]; then
@@ -86,23 +94,28 @@ if [ "$small" != 0 ]; then
               "  server CPU %5.1f us/req, %4.1f cs/req\n", name, n, wall / n, \
               cpu[1] / n, cs[1] / n, cpu[2] / n, cs[2] / n }' "$tmp/cli.stat" "$tmp/srv.stat"
   }
-  # The objects: a tree PUT once by hipobj; hipobj (its bench, through the
-  # library, no files) and curl (one process, keep-alive) GET the same.
   mkdir -p "$tmp/small"
   for i in $(seq "$small"); do head -c 4096 /dev/urandom >"$tmp/small/o$i"; done
-  "${H[@]}" mb s3://small
-  "${H[@]}" cp --recursive "$tmp/small" s3://small/f/
   for i in $(seq "$small"); do
     printf 'url = "http://127.0.0.1:%s/small/f/o%s"\noutput = "/dev/null"\n' "$port" "$i"
   done >"$tmp/curl.cfg"
   C=(curl -sS --fail --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK"
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -K "$tmp/curl.cfg")
   B=(bench --small "$small" --runs 3 --warmup 1 --ops get)
-  echo "==== small GETs ($small objects of 4 KiB): CPU and wall time per request"
-  echo "     (hipobj: bench's $small PUTs, 1 warm-up and 3 timed rounds of GETs)"
-  for _ in 1 2 3; do
-    measure hipobj $((small * 5)) "${H[@]}" "${B[@]}"
-    measure curl "$small" "${C[@]}"
+  IFS=, read -r -a pools <<<"${conn_memory:-default}"
+  for pool in "${pools[@]}"; do
+    if [ "$pool" = default ]; then start_server; else start_server --conn-memory "$pool"; fi
+    # The objects: a tree PUT once by hipobj; hipobj (its bench, through
+    # the library, no files) and curl (one process, keep-alive) GET them.
+    "${H[@]}" mb s3://small
+    "${H[@]}" cp --recursive "$tmp/small" s3://small/f/
+    echo "==== small GETs ($small objects of 4 KiB), server --conn-memory $pool: CPU and wall per request"
+    echo "     (hipobj: bench's $small PUTs, 1 warm-up and 3 timed rounds of GETs)"
+    for _ in 1 2 3; do
+      measure hipobj $((small * 5)) "${H[@]}" "${B[@]}"
+      measure curl "$small" "${C[@]}"
+    done
+    [ -z "$conn_memory" ] || "${H[@]:0:3}" bench --sizes 1GiB --runs 3 | grep -v '^hipobj bench'
   done
   echo "==== small GETs: perf record -a -g of hipobj bench, by command, dso, symbol"
   $PERF record -q -a -F 4999 -g -o "$tmp/perf.data" "${H[@]}" "${B[@]}" 2>/dev/null

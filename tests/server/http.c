@@ -577,5 +577,5 @@ struct MHD_Daemon *http_start(struct server *s, int listen_fd) {
       MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK,
       no_unescape, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      (size_t)(256 * 1024), MHD_OPTION_END);
+      (size_t)s->conn_memory, MHD_OPTION_END);
 }

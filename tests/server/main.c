@@ -60,6 +60,11 @@ static const char usage_text[] =
     "                        (default: half of the tmpfs's free space at\n"
     "                        start); past it 507 InsufficientStorage\n"
     "  --threads N           worker threads (default 4)\n"
+    "  --conn-memory SIZE    memory of each connection's HTTP parser and\n"
+    "                        read buffer (default 256KiB, 4KiB..16MiB):\n"
+    "                        larger reads PUT bodies in fewer pieces, but\n"
+    "                        libmicrohttpd zeroes all of it for every\n"
+    "                        request, which small requests pay for\n"
     "  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
     "  --tls-key FILE        and this PEM private key (both or neither)\n"
     "  --min-part-size SIZE  smallest non-final multipart part (default\n"
@@ -227,6 +232,7 @@ int main(int argc, char **argv) {
   const char *keys[16], *secrets[16];
   int n_keys = 0, n_secrets = 0, cap_given = 0;
   srv.threads = 4;
+  srv.conn_memory = SRV_CONN_MEMORY;
   srv.min_part_size = 5u << 20;
   srv.max_put = SRV_MAX_PUT;
   srv.log_level = SLOG_INFO;
@@ -237,6 +243,7 @@ int main(int argc, char **argv) {
       {"secret-key", required_argument, NULL, 's'},
       {"region", required_argument, NULL, 'g'},
       {"threads", required_argument, NULL, 't'},
+      {"conn-memory", required_argument, NULL, 'P'},
       {"min-part-size", required_argument, NULL, 'm'},
       {"max-put-size", required_argument, NULL, 'M'},
       {"rdma", required_argument, NULL, 'R'},
@@ -282,6 +289,11 @@ int main(int argc, char **argv) {
       srv.threads = (unsigned)t;
       break;
     }
+    case 'P':
+      if (hipobj_parse_size(optarg, &srv.conn_memory) != HIPOBJ_OK ||
+          srv.conn_memory < 4096 || srv.conn_memory > ((uint64_t)16 << 20))
+        die("--conn-memory %s: expected a size from 4KiB to 16MiB", optarg);
+      break;
     case 'm':
       if (hipobj_parse_size(optarg, &srv.min_part_size) != HIPOBJ_OK)
         die("--min-part-size %s: expected a size such as 5MiB", optarg);

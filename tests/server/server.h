@@ -25,6 +25,8 @@
 #define SRV_NAME "hipobj-server"
 #define SRV_MAX_KEY 1024
 #define SRV_MAX_PUT (5ull << 30) /* one PUT or one part */
+/* libmicrohttpd's memory per connection: its parser and read buffer. */
+#define SRV_CONN_MEMORY ((uint64_t)256 << 10)
 #define SRV_MAX_PARTS 10000u
 #define SRV_SKEW_S (15 * 60)
 #define SRV_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -52,6 +54,7 @@ struct server {
   uint64_t min_part_size;
   uint64_t max_put; /* --max-put-size: one PUT or part, SRV_MAX_PUT at most */
   unsigned threads;
+  uint64_t conn_memory; /* libmicrohttpd's pool per connection, bytes */
   char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
   /* --storage memory (memstore.c): objects on tmpfs, capped at mem_cap
    * bytes; mem_own_root: the root was made by the server, removed at exit */

@@ -44,9 +44,10 @@ TestSuite(memstore, .init = init, .fini = fini, .timeout = 120);
   cr_assert_eq((expr), HIPOBJ_OK, "%s: %s", #expr, hipobj_error_message(err))
 
 /* A memory-mode server with its root in /dev/shm (where its files are
- * looked at and removed by srv_cleanup), cap as given (NULL: default), and
- * a client with 5 MiB parts. */
-static void start(const char *cap) {
+ * looked at and removed by srv_cleanup), cap as given (NULL: default),
+ * connection memory as given (NULL: default), and a client with 5 MiB
+ * parts. */
+static void start_with(const char *cap, const char *conn_memory) {
   struct statfs f;
   if (statfs("/dev/shm", &f) != 0 || f.f_type != TMPFS_MAGIC_)
     cr_skip_test("no tmpfs at /dev/shm: the memory mode needs one");
@@ -54,9 +55,17 @@ static void start(const char *cap) {
   snprintf(srv.base, sizeof srv.base, "/dev/shm/hipobj-memtest-XXXXXX");
   cr_assert_not_null(mkdtemp(srv.base), "mkdtemp: %s", strerror(errno));
   snprintf(srv.root, sizeof srv.root, "%s/root", srv.base);
-  const char *extra[] = {"--storage", "memory", "--memory-cap", cap, NULL};
-  if (!cap)
-    extra[2] = NULL;
+  const char *extra[7] = {"--storage", "memory"};
+  int n = 2;
+  if (cap) {
+    extra[n++] = "--memory-cap";
+    extra[n++] = cap;
+  }
+  if (conn_memory) {
+    extra[n++] = "--conn-memory";
+    extra[n++] = conn_memory;
+  }
+  extra[n] = NULL;
   srv_start(&srv, srv.root, extra);
   struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
   client_config(&cfg, srv.url, NULL, NULL, 1, 0);
@@ -65,6 +74,10 @@ static void start(const char *cap) {
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK, "%s",
                hipobj_error_message(err));
   OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
+}
+
+static void start(const char *cap) {
+  start_with(cap, NULL);
 }
 
 /* GETs key whole into fresh memory and asserts it is want's n bytes. */
@@ -294,6 +307,19 @@ static int run_server(const char *const *args, char *out, size_t outsz) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* A small libmicrohttpd pool per connection (what small requests want)
+ * still carries bodies of any size, read in more pieces, whole. */
+Test(memstore, small_connection_memory_moves_every_byte) {
+  start_with(NULL, "16KiB");
+  char *one = put_pattern(cli, "one", (1u << 20) + 7, 5);
+  get_equals("one", one, (1u << 20) + 7);
+  size_t big = (10u << 20) + 3;
+  char *multi = put_pattern(cli, "multi", big, 6);
+  get_equals("multi", multi, big);
+  free(one);
+  free(multi);
+}
+
 Test(memstore, refuses_a_root_not_in_memory) {
   char dir[] = "/tmp/hipobj-memtest-root-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
@@ -308,6 +334,10 @@ Test(memstore, refuses_a_root_not_in_memory) {
   const char *b[] = {"--root", dir, "--memory-cap", "1GiB", NULL};
   cr_assert_eq(run_server(b, out, sizeof out), 2, "%s", out);
   cr_assert_not_null(strstr(out, "--memory-cap needs --storage memory"), "%s",
+                     out);
+  const char *d[] = {"--root", dir, "--conn-memory", "1KiB", NULL};
+  cr_assert_eq(run_server(d, out, sizeof out), 2, "%s", out);
+  cr_assert_not_null(strstr(out, "expected a size from 4KiB to 16MiB"), "%s",
                      out);
   const char *c[] = {"--storage", "ram", NULL};
   cr_assert_eq(run_server(c, out, sizeof out), 2, "%s", out);
