@@ -155,20 +155,21 @@ static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
  *  object; the file's position is never used or changed. fd is borrowed:
  *  the library neither closes nor duplicates it.
  *
- *  On tmpfs (/dev/shm), a PUT from a process allowed 8 or more CPUs
- *  (affinity mask and cgroup CPU quota) maps each part's range of the file
- *  instead (parts of up to 64 MiB) and sends the body from the mapping, a
- *  copy per byte fewer than pread into a chunk. With HIPOBJ_FILE_MAP=1 a
- *  GET into tmpfs maps too (parts of up to 64 MiB whole, larger ones in
- *  windows of at most 4 MiB behind the pool), so that parts in flight copy
- *  in parallel where pwrite makes one file's writes take turns; it is not
- *  the default because the kernel zeroes every mapped page before the copy
- *  (a GET target must be open O_RDWR for that; O_WRONLY keeps pwrite).
- *  Each mapped GET range is allocated with fallocate() first, so a full
- *  tmpfs is an error ("fallocate: No space left on device"), not SIGBUS; a
+ *  On tmpfs (/dev/shm), in a process allowed 8 or more CPUs (affinity
+ *  mask and cgroup CPU quota), each part maps its range of the file
+ *  instead (parts of up to 64 MiB whole, larger ones in windows of at most
+ *  4 MiB behind the pool): a PUT sends the body from the mapping, a GET
+ *  copies it into the mapping, a copy per byte fewer than going through a
+ *  chunk, and a GET's parts in flight write in parallel where pwrite makes
+ *  one file's writes take turns. A GET maps only where the kernel has
+ *  MADV_POPULATE_WRITE (Linux 5.14): the file is grown to cover the range,
+ *  then its pages are faulted in by that call, at most 4 writers of a file
+ *  at once, so a full tmpfs is an error ("fallocate: No space left on
+ *  device", the cause asked of fallocate() once the fault fails), not
+ *  SIGBUS; a GET target must be open O_RDWR (O_WRONLY keeps pwrite). A
  *  file that another process shrinks during the transfer, which the rules
- *  below forbid anyway, would raise SIGBUS there. HIPOBJ_FILE_MAP=0 never
- *  maps.
+ *  below forbid anyway, would raise SIGBUS there. HIPOBJ_FILE_MAP=1 maps
+ *  with fewer CPUs too; HIPOBJ_FILE_MAP=0 never maps.
  *
  *  - As a GET destination, fd must be open for writing (O_WRONLY or
  *    O_RDWR); the object's bytes are written at offset.., extending the

@@ -75,9 +75,28 @@ static int file_off(uint64_t off, size_t n, off_t *out, char why[HFILE_WHY]) {
 static pthread_mutex_t write_turn[WRITE_STRIPES];
 static pthread_once_t write_turn_once = PTHREAD_ONCE_INIT;
 
+/* Writers of one file that fault its pages in at once (populate): the
+ * faults of a file meet on its page cache's locks, so past a few of them
+ * more only spin. HIPOBJ_FILE_POPULATE overrides the count. */
+#define FILL_MAX_DEFAULT 4
+struct fill_gate {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int in;
+};
+static struct fill_gate fill_gate[WRITE_STRIPES];
+static int fill_max = FILL_MAX_DEFAULT;
+
 static void write_turn_init(void) {
-  for (int i = 0; i < WRITE_STRIPES; i++)
+  for (int i = 0; i < WRITE_STRIPES; i++) {
     pthread_mutex_init(&write_turn[i], NULL);
+    pthread_mutex_init(&fill_gate[i].lock, NULL);
+    pthread_cond_init(&fill_gate[i].cond, NULL);
+  }
+  const char *e = getenv("HIPOBJ_FILE_POPULATE");
+  long v = e ? strtol(e, NULL, 10) : 0;
+  if (v >= 1 && v <= 1024)
+    fill_max = (int)v;
 }
 
 /* ---- mapped writes (tmpfs) ---------------------------------------------- */
@@ -97,9 +116,16 @@ static void write_turn_init(void) {
  * not: on a later 16-CPU instance of the H200 machine (Linux 6.18, one
  * compare.sh run, medians of 5 alternating) a 1 GiB GET into /dev/shm
  * through mapped part windows took 1248 MB/s at 1.54 CPU s/GiB against
- * pwrite's 1685 MB/s at 1.13 (aws-c-s3: 1884 MB/s, 1.73). So GETs map only
- * when asked (HIPOBJ_FILE_MAP=1). Reading through a mapping costs no
- * zeroing and saves pread's copy: a 1 GiB PUT from /dev/shm took 0.85 CPU
+ * pwrite's 1685 MB/s at 1.13 (aws-c-s3: 1884 MB/s, 1.73). That zeroing
+ * was serial: fallocate in the writers' turn. Faulted in by the writers
+ * themselves, at most 4 of a file at once (populate), it runs beside the
+ * copies: 1 GiB GET, same machine, 5 alternating runs
+ * (tests/bench/file-get-sweep.sh): pwrite 2237 MB/s at 1.02 CPU s/GiB,
+ * mapped with 1, 2, 4, 16 writers faulting 1917 / 2753 / 3703 / 3355 MB/s
+ * at 1.08 / 1.22 / 1.38 / 3.23 (16 spin on the page cache's locks); 4 GiB:
+ * pwrite 2026, 4 writers 3905 MB/s. So GETs map too, with 8 or more CPUs,
+ * where the kernel can populate (Linux 5.14). Reading through a mapping costs
+ * no zeroing and saves pread's copy: a 1 GiB PUT from /dev/shm took 0.85 CPU
  * s/GiB mapped against 1.08 with pread (849 against 999 MB/s; aws-c-s3 815
  * MB/s, 1.08), so PUTs map where the CPUs are (8 or more).
  * HIPOBJ_FILE_MAP=0 or 1 overrides both choices. */
@@ -108,6 +134,19 @@ static void write_turn_init(void) {
 #define MAP_WINDOW ((size_t)4 << 20)
 
 static int map_allowed, map_get_allowed;
+
+/* Whether this kernel has MADV_POPULATE_WRITE (Linux 5.14): asked of one
+ * anonymous page. */
+static int populate_supported(void) {
+  size_t pg = page_size();
+  void *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+  if (p == MAP_FAILED)
+    return 0;
+  int ok = madvise(p, pg, MADV_POPULATE_WRITE) == 0;
+  munmap(p, pg);
+  return ok;
+}
 static pthread_once_t map_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t mapped_bytes, mapped_read_bytes;
 
@@ -126,7 +165,7 @@ static void map_decide(void) {
     return;
   }
   map_allowed = hcpu_usable() >= MAP_MIN_CPUS;
-  map_get_allowed = 0;
+  map_get_allowed = map_allowed && populate_supported();
 }
 
 /* A regular file on tmpfs (a device node on devtmpfs reports tmpfs too)
@@ -140,36 +179,91 @@ static int map_wanted(int fd, enum hmem_dir dir) {
          fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Host -> tmpfs file through short-lived mappings. The range is allocated
- * first, in the writers' turn (fallocate takes the inode lock, whose
- * waiters would spin), so a full file system is an error here rather than
- * SIGBUS in the copy; only a file shrunk by someone else during the
- * transfer, which hipobj_mem_file() forbids, can still raise it. Returns 1
- * when written, 0 when the file cannot be mapped (the caller pwrites), -1
- * on a failure. */
-static int map_write(int fd, pthread_mutex_t *turn, off_t off, const char *src,
-                     size_t n, char why[HFILE_WHY]) {
+/* Room for a mapped write of n bytes at off. The pages of a tmpfs file are
+ * allocated, and zeroed, by whoever asks first. fallocate asks in the
+ * writers' turn (it takes the inode lock, whose waiters would spin), so
+ * the writers of one file allocate one after another; where the kernel
+ * has MADV_POPULATE_WRITE (Linux 5.14), the turn only grows the file to
+ * cover the range (ftruncate allocates nothing) and each writer then
+ * faults its own window's pages in, all at once, with the errors a fault
+ * would turn into SIGBUS returned instead (see populate). */
+static _Atomic int populate_works = 1;
+
+/* 0, or the errno of the failure (and why says it). */
+static int reserve(int fd, pthread_mutex_t *turn, off_t off, size_t n, int lazy,
+                   char why[HFILE_WHY]) {
   pthread_mutex_lock(turn);
-  int rc = fallocate(fd, 0, off, (off_t)n);
+  struct stat st;
+  int rc = 0;
+  if (!lazy)
+    rc = fallocate(fd, 0, off, (off_t)n);
+  else if ((rc = fstat(fd, &st)) == 0 && st.st_size < off + (off_t)n)
+    rc = ftruncate(fd, off + (off_t)n);
   int err = errno;
   pthread_mutex_unlock(turn);
-  if (rc != 0) {
-    if (err == EOPNOTSUPP || err == ENOSYS)
-      return 0;
-    why_set(why, "fallocate: %s", strerror(err));
-    return -1;
+  if (rc == 0)
+    return 0;
+  why_set(why, "%s: %s", lazy ? "ftruncate" : "fallocate", strerror(err));
+  return err;
+}
+
+/* The pages under a fresh writable mapping m of len bytes (lazy: only
+ * reserved by growing the file), faulted in now. A fault that fails (a
+ * full file system: EFAULT here, SIGBUS in a copy) sends the range to
+ * fallocate, whose error names the cause; a kernel without
+ * MADV_POPULATE_WRITE (EINVAL) is remembered and fallocate serves. */
+static int populate(int fd, pthread_mutex_t *turn, char *m, size_t len,
+                    off_t off, size_t n, char why[HFILE_WHY]) {
+  struct fill_gate *g = &fill_gate[(unsigned)fd % WRITE_STRIPES];
+  pthread_mutex_lock(&g->lock);
+  while (g->in >= fill_max)
+    pthread_cond_wait(&g->cond, &g->lock);
+  g->in++;
+  pthread_mutex_unlock(&g->lock);
+  int rc = madvise(m, len, MADV_POPULATE_WRITE);
+  int err = errno;
+  pthread_mutex_lock(&g->lock);
+  g->in--;
+  pthread_cond_signal(&g->cond);
+  pthread_mutex_unlock(&g->lock);
+  if (rc == 0)
+    return 0;
+  if (err == EINVAL)
+    populate_works = 0;
+  return reserve(fd, turn, off, n, 0, why) ? -1 : 0;
+}
+
+/* Host -> tmpfs file through short-lived mappings, room reserved first
+ * (above): a full file system is an error here rather than SIGBUS in the
+ * copy; only a file shrunk by someone else during the transfer, which
+ * hipobj_mem_file() forbids, can still raise it. Returns 1 when written,
+ * 0 when the file cannot be mapped (the caller pwrites), -1 on a
+ * failure. */
+static int map_write(int fd, pthread_mutex_t *turn, off_t off, const char *src,
+                     size_t n, char why[HFILE_WHY]) {
+  int lazy = populate_works;
+  int err = reserve(fd, turn, off, n, lazy, why);
+  if (err && lazy) { /* fallocate names the cause */
+    lazy = 0;
+    err = reserve(fd, turn, off, n, 0, why);
   }
+  if (err)
+    return err == EOPNOTSUPP || err == ENOSYS ? 0 : -1;
   size_t pg = page_size();
   while (n > 0) {
     off_t base = off - (off_t)((uint64_t)off % pg);
     size_t lead = (size_t)(off - base);
     size_t k = n < MAP_WINDOW - lead ? n : MAP_WINDOW - lead;
-    char *m =
-        mmap(NULL, lead + k, PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, base);
+    char *m = mmap(NULL, lead + k, PROT_WRITE,
+                   MAP_SHARED | (lazy ? 0 : MAP_POPULATE), fd, base);
     if (m == MAP_FAILED) {
       /* EACCES: open O_WRONLY. The caller pwrites all n bytes, again
        * over any window already copied. */
       return 0;
+    }
+    if (lazy && populate(fd, turn, m, lead + k, off, k, why) != 0) {
+      munmap(m, lead + k);
+      return -1;
     }
     memcpy(m + lead, src, k);
     munmap(m, lead + k);
@@ -207,28 +301,34 @@ int hfile_window_map(int fd, uint64_t at, size_t n, enum hmem_dir dir,
       why_set(why, "an empty window cannot be mapped");
     return -1;
   }
+  /* Room first (see reserve): a full file system is an error here, not
+   * SIGBUS in the copy. */
+  pthread_once(&write_turn_once, write_turn_init);
+  pthread_mutex_t *turn = &write_turn[(unsigned)fd % WRITE_STRIPES];
+  int lazy = 0;
   if (dir == HMEM_WRITE) {
-    /* Allocated first, in the writers' turn (see map_write): a full file
-     * system is an error here, not SIGBUS in the copy. */
-    pthread_once(&write_turn_once, write_turn_init);
-    pthread_mutex_t *turn = &write_turn[(unsigned)fd % WRITE_STRIPES];
-    pthread_mutex_lock(turn);
-    int rc = fallocate(fd, 0, off, (off_t)n);
-    int err = errno;
-    pthread_mutex_unlock(turn);
-    if (rc != 0) {
-      why_set(why, "fallocate: %s", strerror(err));
-      return -1;
+    lazy = populate_works;
+    int err = reserve(fd, turn, off, n, lazy, why);
+    if (err && lazy) { /* fallocate names the cause */
+      lazy = 0;
+      err = reserve(fd, turn, off, n, 0, why);
     }
+    if (err)
+      return -1;
   }
   size_t pg = page_size();
   off_t base = off - (off_t)((uint64_t)off % pg);
   size_t lead = (size_t)(off - base);
   int prot = dir == HMEM_WRITE ? PROT_READ | PROT_WRITE : PROT_READ;
-  char *m = mmap(NULL, lead + n, prot, MAP_SHARED | MAP_POPULATE, fd, base);
+  char *m = mmap(NULL, lead + n, prot, MAP_SHARED | (lazy ? 0 : MAP_POPULATE),
+                 fd, base);
   if (m == MAP_FAILED) {
     why_set(why, "mmap of %zu bytes of the file: %s", lead + n,
             strerror(errno));
+    return -1;
+  }
+  if (lazy && populate(fd, turn, m, lead + n, off, n, why) != 0) {
+    munmap(m, lead + n);
     return -1;
   }
   w->map = m;

@@ -42,12 +42,14 @@ struct hfile_window {
 #define HFILE_WINDOW_MAX ((size_t)64 << 20)
 
 /* Whether fd's parts should move through mapped windows in direction dir:
- * a regular file on tmpfs, the mapped choice (enough CPUs, or
- * HIPOBJ_FILE_MAP=1), and a descriptor the mapping can use. */
+ * a regular file on tmpfs, the mapped choice (enough CPUs and, for
+ * writes, MADV_POPULATE_WRITE; or HIPOBJ_FILE_MAP=1), and a descriptor the
+ * mapping can use. */
 int hfile_window_wanted(int fd, enum hmem_dir dir);
-/* Maps [at, at+n) of fd (n > 0) for dir; for HMEM_WRITE allocates the
- * range first (fallocate), so a full file system is this error rather
- * than SIGBUS later. 0, or -1 with the cause. */
+/* Maps [at, at+n) of fd (n > 0) for dir; for HMEM_WRITE the range's pages
+ * are in place first (faulted in by MADV_POPULATE_WRITE, else fallocate),
+ * so a full file system is this error rather than SIGBUS later. 0, or -1
+ * with the cause. */
 int hfile_window_map(int fd, uint64_t at, size_t n, enum hmem_dir dir,
                      struct hfile_window *w, char why[HFILE_WHY]);
 /* Unmaps (nothing when not mapped); written: the bytes copied into a GET's

@@ -82,6 +82,9 @@ fi
 #            (profile.sh), with Debian's perf packed by
 #            tests/bench/pack-perf.sh into .dev/perf; HIPOBJ_PROFILE_ARGS
 #            adds profile.sh options (--small 2000: small GETs instead)
+#   filesweep  a GET into a tmpfs file by pwrite and by mapped windows
+#            with 1..16 writers faulting pages in (file-get-sweep.sh;
+#            HIPOBJ_FILESWEEP_ARGS adds its options)
 #   sweep    `hipobj cp` over concurrency x staging pool (cp-sweep.sh;
 #            HIPOBJ_SWEEP_CONCURRENCY, HIPOBJ_SWEEP_POOL,
 #            HIPOBJ_SWEEP_IO_THREADS: the values)
@@ -128,6 +131,12 @@ if [ -n "${HIPOBJ_DEVICE_JOB:-}" ]; then
       fake_build
       bash tests/bench/profile.sh --build "$fake" --tmp "$tmpdir" ${HIPOBJ_PROFILE_ARGS:-} 2>&1 |
         tee "$out/profile.log"
+      [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+      ;;
+    filesweep)
+      fake_build
+      bash tests/bench/file-get-sweep.sh --build "$fake" --tmp "$tmpdir" \
+        ${HIPOBJ_FILESWEEP_ARGS:-} 2>&1 | tee "$out/filesweep.log"
       [ "${PIPESTATUS[0]}" = 0 ] || rc=1
       ;;
     sweep)
