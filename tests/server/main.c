@@ -65,6 +65,10 @@ static const char usage_text[] =
     "                        larger reads PUT bodies in fewer pieces, but\n"
     "                        libmicrohttpd zeroes all of it for every\n"
     "                        request, which small requests pay for\n"
+    "  --complete-threads N  threads that copy the parts of one\n"
+    "                        CompleteMultipartUpload into the object, 1..16\n"
+    "                        (default: 4 in memory mode with 8 or more\n"
+    "                        CPUs, else 1: one file's writes take turns)\n"
     "  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
     "  --tls-key FILE        and this PEM private key (both or neither)\n"
     "  --min-part-size SIZE  smallest non-final multipart part (default\n"
@@ -244,6 +248,7 @@ int main(int argc, char **argv) {
       {"region", required_argument, NULL, 'g'},
       {"threads", required_argument, NULL, 't'},
       {"conn-memory", required_argument, NULL, 'P'},
+      {"complete-threads", required_argument, NULL, 'T'},
       {"min-part-size", required_argument, NULL, 'm'},
       {"max-put-size", required_argument, NULL, 'M'},
       {"rdma", required_argument, NULL, 'R'},
@@ -287,6 +292,14 @@ int main(int argc, char **argv) {
       if (*end || t < 1 || t > 256)
         die("--threads %s: expected 1..256", optarg);
       srv.threads = (unsigned)t;
+      break;
+    }
+    case 'T': {
+      char *end;
+      long t = strtol(optarg, &end, 10);
+      if (*end || t < 1 || t > ST_ASSEMBLE_MAX)
+        die("--complete-threads %s: expected 1..%d", optarg, ST_ASSEMBLE_MAX);
+      srv.complete_threads = (unsigned)t;
       break;
     }
     case 'P':
@@ -351,6 +364,9 @@ int main(int argc, char **argv) {
     die("unexpected argument '%s' (see --help)", argv[optind]);
   if (cap_given && !srv.memory)
     die("--memory-cap needs --storage memory");
+  if (!srv.complete_threads) /* parallel copies pay on tmpfs with CPUs */
+    srv.complete_threads =
+        srv.memory && sysconf(_SC_NPROCESSORS_ONLN) >= 8 ? 4 : 1;
   if (!srv.root && !srv.memory)
     die("--root DIR is required (see --help)");
   if (!tls_cert != !tls_key)

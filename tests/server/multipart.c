@@ -12,7 +12,8 @@
  * without, and its Complete must list each part's checksum; the result
  * carries the composite checksum.
  * Complete concatenates the listed parts into a new object (with
- * copy_file_range; a single part is linked, not copied), commits it, leaves
+ * copy_file_range, or --complete-threads threads: assemble.c; a single part
+ * is linked, not copied), commits it, leaves
  * a small "done" record so that a retried Complete gets the same answer,
  * and removes the upload. Every operation on one upload holds that
  * upload's lock.
@@ -382,6 +383,29 @@ static int link_part(struct req *r, const char *part, char **tmp) {
   return rc;
 }
 
+/* The parts copied into fd by --complete-threads threads (assemble.c). */
+static int assemble(struct req *r, const char *id, const struct s3_part *want,
+                    const struct obj_meta *parts, size_t n, int fd) {
+  char **paths = calloc(n, sizeof *paths);
+  uint64_t *sizes = calloc(n, sizeof *sizes);
+  int rc = paths && sizes ? 0 : -ENOMEM;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    paths[i] = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
+                       want[i].number);
+    sizes[i] = parts[i].size;
+    if (!paths[i])
+      rc = -ENOMEM;
+  }
+  if (rc == 0)
+    rc = st_assemble_parallel(fd, (const char *const *)paths, sizes, n,
+                              r->srv->complete_threads);
+  for (size_t i = 0; paths && i < n; i++)
+    free(paths[i]);
+  free(paths);
+  free(sizes);
+  return rc;
+}
+
 /* <ChecksumCRC32C>value</ChecksumCRC32C>, the element of alg. */
 static void checksum_el(struct hbuf *x, enum cks_alg alg, const char *value) {
   char el[32];
@@ -542,12 +566,15 @@ static enum MHD_Result complete_locked(struct req *r, const char *id,
   fd = rc ? -1 : st_tmp_create(r->srv, r->bucket, &tmp);
   if (rc == 0 && fd < 0)
     rc = fd;
-  for (size_t i = 0; rc == 0 && i < n; i++) {
-    char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
-                       want[i].number);
-    rc = dp ? append_file(fd, dp, parts[i].size) : -ENOMEM;
-    free(dp);
-  }
+  if (rc == 0 && r->srv->complete_threads > 1)
+    rc = assemble(r, id, want, parts, n, fd);
+  else
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+      char *dp = st_path(r->srv, r->bucket, ".hipobj/uploads/%s/p%05u", id,
+                         want[i].number);
+      rc = dp ? append_file(fd, dp, parts[i].size) : -ENOMEM;
+      free(dp);
+    }
   if (rc == 0)
     rc = st_sync_fd(fd);
   if (rc == 0)

@@ -54,7 +54,8 @@ struct server {
   uint64_t min_part_size;
   uint64_t max_put; /* --max-put-size: one PUT or part, SRV_MAX_PUT at most */
   unsigned threads;
-  uint64_t conn_memory; /* libmicrohttpd's pool per connection, bytes */
+  uint64_t conn_memory;      /* libmicrohttpd's pool per connection, bytes */
+  unsigned complete_threads; /* copiers of one Complete (assemble.c) */
   char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
   /* --storage memory (memstore.c): objects on tmpfs, capped at mem_cap
    * bytes; mem_own_root: the root was made by the server, removed at exit */

@@ -145,4 +145,13 @@ uint64_t mem_used(void);
 /* At exit: removes the root it created. */
 void mem_teardown(struct server *s);
 
+/* ---- assemble.c: Complete's copy by several threads ---------------------- */
+#define ST_ASSEMBLE_MAX 16
+/* The n parts at paths (sizes as recorded) copied into out, which is
+ * empty, in order, by up to threads threads (this one included); out ends
+ * at its size and its offset there. 0, or the first -errno (-ENOSPC on a
+ * full file system, -EIO for a part shorter than its size). */
+int st_assemble_parallel(int out, const char *const *paths,
+                         const uint64_t *sizes, size_t n, unsigned threads);
+
 #endif

@@ -47,7 +47,8 @@ TestSuite(memstore, .init = init, .fini = fini, .timeout = 120);
  * looked at and removed by srv_cleanup), cap as given (NULL: default),
  * connection memory as given (NULL: default), and a client with 5 MiB
  * parts. */
-static void start_with(const char *cap, const char *conn_memory) {
+static void start_with(const char *cap, const char *conn_memory,
+                       const char *complete_threads) {
   struct statfs f;
   if (statfs("/dev/shm", &f) != 0 || f.f_type != TMPFS_MAGIC_)
     cr_skip_test("no tmpfs at /dev/shm: the memory mode needs one");
@@ -55,7 +56,7 @@ static void start_with(const char *cap, const char *conn_memory) {
   snprintf(srv.base, sizeof srv.base, "/dev/shm/hipobj-memtest-XXXXXX");
   cr_assert_not_null(mkdtemp(srv.base), "mkdtemp: %s", strerror(errno));
   snprintf(srv.root, sizeof srv.root, "%s/root", srv.base);
-  const char *extra[7] = {"--storage", "memory"};
+  const char *extra[9] = {"--storage", "memory"};
   int n = 2;
   if (cap) {
     extra[n++] = "--memory-cap";
@@ -64,6 +65,10 @@ static void start_with(const char *cap, const char *conn_memory) {
   if (conn_memory) {
     extra[n++] = "--conn-memory";
     extra[n++] = conn_memory;
+  }
+  if (complete_threads) {
+    extra[n++] = "--complete-threads";
+    extra[n++] = complete_threads;
   }
   extra[n] = NULL;
   srv_start(&srv, srv.root, extra);
@@ -77,7 +82,7 @@ static void start_with(const char *cap, const char *conn_memory) {
 }
 
 static void start(const char *cap) {
-  start_with(cap, NULL);
+  start_with(cap, NULL, NULL);
 }
 
 /* GETs key whole into fresh memory and asserts it is want's n bytes. */
@@ -310,7 +315,7 @@ static int run_server(const char *const *args, char *out, size_t outsz) {
 /* A small libmicrohttpd pool per connection (what small requests want)
  * still carries bodies of any size, read in more pieces, whole. */
 Test(memstore, small_connection_memory_moves_every_byte) {
-  start_with(NULL, "16KiB");
+  start_with(NULL, "16KiB", NULL);
   char *one = put_pattern(cli, "one", (1u << 20) + 7, 5);
   get_equals("one", one, (1u << 20) + 7);
   size_t big = (10u << 20) + 3;
@@ -318,6 +323,40 @@ Test(memstore, small_connection_memory_moves_every_byte) {
   get_equals("multi", multi, big);
   free(one);
   free(multi);
+}
+
+/* Complete copied by 4 threads (--complete-threads), parts of sizes that
+ * put their boundaries inside pages, so two threads write one page: the
+ * object is every part's bytes in order, and a second upload over the key
+ * replaces it whole. */
+Test(memstore, parallel_complete_puts_parts_in_order) {
+  start_with(NULL, NULL, "4");
+  static const size_t sizes[] = {(5u << 20) + 1, (5u << 20) + 4095,
+                                 (6u << 20) + 3, 5u << 20, 777};
+  const size_t np = sizeof sizes / sizeof *sizes;
+  for (unsigned round = 0; round < 2; round++) {
+    size_t total = 0;
+    for (size_t i = 0; i < np; i++)
+      total += sizes[i];
+    char *data = malloc(total);
+    cr_assert_not_null(data);
+    for (size_t i = 0; i < total; i++)
+      data[i] = (char)(i * 131 + i / 4096 + round * 7);
+    struct hipobj_mpu *mpu = NULL;
+    OK(hipobj_mpu_create(cli, T_BUCKET, "assembled", NULL, &mpu, err));
+    /* Out of order, as parallel uploads arrive. */
+    for (size_t k = 0; k < np; k++) {
+      size_t i = (k * 3) % np, off = 0;
+      for (size_t j = 0; j < i; j++)
+        off += sizes[j];
+      struct hipobj_mem src = hipobj_mem_host(data + off, sizes[i]);
+      OK(hipobj_mpu_upload_part(mpu, (unsigned)i + 1, &src, NULL, err));
+    }
+    OK(hipobj_mpu_complete(mpu, NULL, err));
+    hipobj_mpu_free(mpu);
+    get_equals("assembled", data, total);
+    free(data);
+  }
 }
 
 Test(memstore, refuses_a_root_not_in_memory) {
@@ -338,6 +377,10 @@ Test(memstore, refuses_a_root_not_in_memory) {
   const char *d[] = {"--root", dir, "--conn-memory", "1KiB", NULL};
   cr_assert_eq(run_server(d, out, sizeof out), 2, "%s", out);
   cr_assert_not_null(strstr(out, "expected a size from 4KiB to 16MiB"), "%s",
+                     out);
+  const char *e[] = {"--root", dir, "--complete-threads", "17", NULL};
+  cr_assert_eq(run_server(e, out, sizeof out), 2, "%s", out);
+  cr_assert_not_null(strstr(out, "--complete-threads 17: expected 1..16"), "%s",
                      out);
   const char *c[] = {"--storage", "ram", NULL};
   cr_assert_eq(run_server(c, out, sizeof out), 2, "%s", out);
