@@ -184,31 +184,30 @@ static int map_wanted(int fd, enum hmem_dir dir) {
  * writers' turn (it takes the inode lock, whose waiters would spin), so
  * the writers of one file allocate one after another; where the kernel
  * has MADV_POPULATE_WRITE (Linux 5.14), the turn only grows the file to
- * cover the range (ftruncate allocates nothing) and each writer then
- * faults its own window's pages in, all at once, with the errors a fault
- * would turn into SIGBUS returned instead (see populate). */
+ * cover the range and each writer then faults its own window's pages in,
+ * all at once, with the errors a fault would turn into SIGBUS returned
+ * instead (see populate). The file grows by a fallocate of the range's
+ * last byte: one page allocated, and a size that only ever grows, where
+ * fstat + ftruncate could shrink the file under a writer holding another
+ * descriptor of it (another stripe's turn) and make its copy SIGBUS. */
 static _Atomic int populate_works = 1;
 
 /* 0, or the errno of the failure (and why says it). */
 static int reserve(int fd, pthread_mutex_t *turn, off_t off, size_t n, int lazy,
                    char why[HFILE_WHY]) {
   pthread_mutex_lock(turn);
-  struct stat st;
-  int rc = 0;
-  if (!lazy)
-    rc = fallocate(fd, 0, off, (off_t)n);
-  else if ((rc = fstat(fd, &st)) == 0 && st.st_size < off + (off_t)n)
-    rc = ftruncate(fd, off + (off_t)n);
+  int rc = lazy ? fallocate(fd, 0, off + (off_t)n - 1, 1)
+                : fallocate(fd, 0, off, (off_t)n);
   int err = errno;
   pthread_mutex_unlock(turn);
   if (rc == 0)
     return 0;
-  why_set(why, "%s: %s", lazy ? "ftruncate" : "fallocate", strerror(err));
+  why_set(why, "fallocate: %s", strerror(err));
   return err;
 }
 
-/* The pages under a fresh writable mapping m of len bytes (lazy: only
- * reserved by growing the file), faulted in now. A fault that fails (a
+/* The pages under a fresh writable mapping m of len bytes (lazy: the file
+ * only grown to cover them), faulted in now. A fault that fails (a
  * full file system: EFAULT here, SIGBUS in a copy) sends the range to
  * fallocate, whose error names the cause; a kernel without
  * MADV_POPULATE_WRITE (EINVAL) is remembered and fallocate serves. */

@@ -198,6 +198,47 @@ Test(filemap, two_gets_into_one_file_share_a_page) {
   free(b);
 }
 
+/* Two descriptors of one file, each written by a GET whose parts grow the
+ * file from different writers' turns: the file may only ever grow, or a
+ * copy into a mapping past a shrunk end dies of SIGBUS. The second GET
+ * lands before the first, so its writers grow the file while the first's
+ * still wait to. */
+Test(filemap, two_descriptors_of_one_file_grow_it_only) {
+  const size_t n = 12 * PS + 3;
+  char *a = put_pattern(cli, "grow-a", n, 51),
+       *b = put_pattern(cli, "grow-b", n, 52);
+  for (int round = 0; round < 4; round++) {
+    int fd1 = tmp_file(dir, "grow", O_RDWR | O_TRUNC);
+    int fd2 = tmp_file(dir, "grow", O_RDWR);
+    struct hipobj_mem dst[2] = {hipobj_mem_file(fd1, 0, n),
+                                hipobj_mem_file(fd2, n, n)};
+    const char *keys[2] = {"grow-a", "grow-b"};
+    struct hipobj_xfer *x[2];
+    struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+    o.part_size = PS;
+    o.concurrency = 6;
+    for (int i = 1; i >= 0; i--)
+      OK(hipobj_s3_get_start(cli, T_BUCKET, keys[i], &dst[i], &o, NULL, &x[i],
+                             err));
+    for (int i = 0; i < 2; i++) {
+      struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+      OK(hipobj_xfer_wait(x[i], &res, err));
+      cr_assert_eq(res.bytes, n, "%s", keys[i]);
+      hipobj_xfer_free(x[i]);
+    }
+    file_equals(fd1, 0, a, n);
+    file_equals(fd1, n, b, n);
+    struct stat st;
+    cr_assert_eq(fstat(fd1, &st), 0);
+    cr_assert_eq((size_t)st.st_size, 2 * n, "the file ends at %lld",
+                 (long long)st.st_size);
+    close(fd1);
+    close(fd2);
+  }
+  free(a);
+  free(b);
+}
+
 Test(filemap, write_only_descriptor_falls_back_to_pwrite) {
   const size_t n = 2 * PS + 9;
   char *data = put_pattern(cli, "wronly", n, 41);
