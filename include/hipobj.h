@@ -163,7 +163,7 @@ static inline struct hipobj_mem hipobj_mem_window(const struct hipobj_mem *m,
  *  chunk, and a GET's parts in flight write in parallel where pwrite makes
  *  one file's writes take turns. A GET maps only where the kernel has
  *  MADV_POPULATE_WRITE (Linux 5.14): the file is grown to cover the range,
- *  then its pages are faulted in by that call, at most 4 writers of a file
+ *  then its pages are faulted in by that call, at most 3 writers of a file
  *  at once, so a full tmpfs is an error ("fallocate: No space left on
  *  device", the cause asked of fallocate() once the fault fails), not
  *  SIGBUS; a GET target must be open O_RDWR (O_WRONLY keeps pwrite). A

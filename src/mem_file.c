@@ -78,7 +78,7 @@ static pthread_once_t write_turn_once = PTHREAD_ONCE_INIT;
 /* Writers of one file that fault its pages in at once (populate): the
  * faults of a file meet on its page cache's locks, so past a few of them
  * more only spin. HIPOBJ_FILE_POPULATE overrides the count. */
-#define FILL_MAX_DEFAULT 4
+#define FILL_MAX_DEFAULT 3
 struct fill_gate {
   pthread_mutex_t lock;
   pthread_cond_t cond;
@@ -118,13 +118,16 @@ static void write_turn_init(void) {
  * through mapped part windows took 1248 MB/s at 1.54 CPU s/GiB against
  * pwrite's 1685 MB/s at 1.13 (aws-c-s3: 1884 MB/s, 1.73). That zeroing
  * was serial: fallocate in the writers' turn. Faulted in by the writers
- * themselves, at most 4 of a file at once (populate), it runs beside the
+ * themselves, at most 3 of a file at once (populate), it runs beside the
  * copies: 1 GiB GET, same machine, 5 alternating runs
  * (tests/bench/file-get-sweep.sh): pwrite 2237 MB/s at 1.02 CPU s/GiB,
  * mapped with 1, 2, 4, 16 writers faulting 1917 / 2753 / 3703 / 3355 MB/s
  * at 1.08 / 1.22 / 1.38 / 3.23 (16 spin on the page cache's locks); 4 GiB:
- * pwrite 2026, 4 writers 3905 MB/s. So GETs map too, with 8 or more CPUs,
- * where the kernel can populate (Linux 5.14). Reading through a mapping costs
+ * pwrite 2026, 4 writers 3905 MB/s; again, 3: 3355 MB/s at 1.29. 4 ran
+ * fastest, but in compare.sh at 1.50 CPU s/GiB against aws-c-s3's 1.46;
+ * with 3, another instance, 2896 MB/s = 1.52x aws-c-s3 at 1.55 against
+ * 1.67. So GETs map too, 3 writers faulting, with 8 or more CPUs, where
+ * the kernel can populate (Linux 5.14). Reading through a mapping costs
  * no zeroing and saves pread's copy: a 1 GiB PUT from /dev/shm took 0.85 CPU
  * s/GiB mapped against 1.08 with pread (849 against 999 MB/s; aws-c-s3 815
  * MB/s, 1.08), so PUTs map where the CPUs are (8 or more).
