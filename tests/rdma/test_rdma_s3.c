@@ -5,7 +5,8 @@
  * same bytes over HTTP (or a clear error under `require`), a data phase
  * broken by the server never yields wrong bytes reported as success, and
  * GETs by RDMA verify the object's CRC-64/NVME (whole and in parts) and
- * fail on a byte flipped in the stored object. */
+ * fail on a byte flipped in the stored object; a memory-mode server counts
+ * RDMA PUTs against its cap. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -440,4 +441,33 @@ Test(rdma_s3, get_verifies_the_object_checksum) {
   }
   free(data);
   free(back);
+}
+
+/* hipobj-server --storage memory --memory-cap: bytes that arrive by RDMA
+ * count against the cap as HTTP bodies do, so the PUT past it fails with
+ * 507 InsufficientStorage and leaves nothing behind. */
+Test(rdma_s3, memory_cap_counts_rdma_puts) {
+  memset(&srv, 0, sizeof srv);
+  snprintf(srv.base, sizeof srv.base, "/dev/shm/hipobj-rdma-mem-XXXXXX");
+  if (!mkdtemp(srv.base))
+    cr_skip_test("no /dev/shm for the memory mode");
+  snprintf(srv.root, sizeof srv.root, "%s/root", srv.base);
+  const char *extra[] = {"--rdma",       "auto", "--storage", "memory",
+                         "--memory-cap", "1MiB", NULL};
+  srv_start(&srv, srv.root, extra);
+  cli = mk_client(srv.url, NULL, NULL, 4);
+  OK(hipobj_s3_create_bucket(cli, T_BUCKET, err));
+  size_t n = 600 * 1000;
+  char *data = malloc(n);
+  fill_pattern(data, n, 7);
+  put_rdma("first", data, n);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  cr_assert_neq(hipobj_s3_put(cli, T_BUCKET, "second", &src, NULL, NULL, err),
+                HIPOBJ_OK, "a PUT past the cap was stored");
+  cr_assert_str_eq(hipobj_error_s3_code(err), "InsufficientStorage", "%s",
+                   hipobj_error_message(err));
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  cr_assert_neq(hipobj_s3_head(cli, T_BUCKET, "second", &info, err), HIPOBJ_OK,
+                "the refused object exists");
+  free(data);
 }

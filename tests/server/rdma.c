@@ -320,7 +320,11 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
   hhex_encode(md5, sizeof md5, hex);
   snprintf(obj->etag, sizeof obj->etag, "\"%s\"", hex);
   char *tmp = NULL;
-  int rc = st_tmp_write(r->srv, t->bucket, data, len, &tmp);
+  /* Counted against a memory mode's cap like any upload (body.c). */
+  int rc = r->srv->memory ? mem_reserve(r->srv, len) : 0;
+  if (rc != 0)
+    return be_errno(a, rc, "cannot store the object");
+  rc = st_tmp_write(r->srv, t->bucket, data, len, &tmp);
   if (rc == -ENOENT) {
     be_error(a, 404, "NoSuchBucket", "The specified bucket does not exist");
     return -1;
