@@ -8,6 +8,7 @@
  * fail on a byte flipped in the stored object; a memory-mode server counts
  * RDMA PUTs against its cap. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,9 +444,10 @@ Test(rdma_s3, get_verifies_the_object_checksum) {
   free(back);
 }
 
-/* hipobj-server --storage memory --memory-cap: bytes that arrive by RDMA
- * count against the cap as HTTP bodies do, so the PUT past it fails with
- * 507 InsufficientStorage and leaves nothing behind. */
+/* hipobj-server --storage memory --memory-cap: an object that arrives by
+ * RDMA gets the mode's ETag and counts against the cap as HTTP bodies do,
+ * so the PUT past it fails with 507 InsufficientStorage and leaves nothing
+ * behind. */
 Test(rdma_s3, memory_cap_counts_rdma_puts) {
   memset(&srv, 0, sizeof srv);
   snprintf(srv.base, sizeof srv.base, "/dev/shm/hipobj-rdma-mem-XXXXXX");
@@ -461,6 +463,13 @@ Test(rdma_s3, memory_cap_counts_rdma_puts) {
   char *data = malloc(n);
   fill_pattern(data, n, 7);
   put_rdma("first", data, n);
+  /* The memory mode's ETag, as for an HTTP PUT: CRC-64/NVME and size. */
+  struct hipobj_object_info first = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "first", &first, err));
+  char want[64];
+  snprintf(want, sizeof want, "\"%016" PRIx64 "%016" PRIx64 "-1\"",
+           ref_crc64nvme(0, data, n), (uint64_t)n);
+  cr_assert_str_eq(first.etag, want);
   struct hipobj_mem src = hipobj_mem_host(data, n);
   cr_assert_neq(hipobj_s3_put(cli, T_BUCKET, "second", &src, NULL, NULL, err),
                 HIPOBJ_OK, "a PUT past the cap was stored");
