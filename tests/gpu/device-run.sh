@@ -41,9 +41,11 @@ else
       xargs -r -n1 basename | sort -u)
     [ -z "$missing" ] && break
     for m in $missing; do
-      if [ -e ".dev/fallback/$m.gz" ]; then
+      copy=.dev/fallback/$m.gz
+      [ -e "$copy" ] || copy=.dev/fallback-icu/$m.gz
+      if [ -e "$copy" ]; then
         log "this machine lacks $m: using the carried copy"
-        gunzip -c ".dev/fallback/$m.gz" >"$extra/$m"
+        gunzip -c "$copy" >"$extra/$m"
       else
         log "this machine lacks $m and no copy was carried"
       fi

@@ -26,8 +26,8 @@ ninja -C "$build" examples/hipobj tests/server/hipobj-server \
   tests/gpu/gpu_suite tests/gpu/gpu_bench tests/gpu/multi_gpu \
   tests/gpu/mgpu_bench
 
-rm -rf .dev/bin .dev/lib .dev/fallback
-mkdir -p .dev/bin .dev/lib .dev/fallback
+rm -rf .dev/bin .dev/lib .dev/fallback .dev/fallback-icu
+mkdir -p .dev/bin .dev/lib .dev/fallback .dev/fallback-icu
 for b in examples/hipobj tests/server/hipobj-server tests/gpu/gpu_suite \
   tests/gpu/gpu_bench tests/gpu/multi_gpu tests/gpu/mgpu_bench; do
   cp "$build/$b" .dev/bin/
@@ -44,14 +44,19 @@ LD_LIBRARY_PATH=$root/.dev/lib ldd .dev/bin/* | awk '$2 == "=>" && $3 ~ /^\// {p
   [[ $soname == libhipobj.so.1 ]] && continue
   if [[ $soname == libmicrohttpd.so.* ]]; then
     cp -L "$path" ".dev/lib/$soname"
+  elif [[ $soname == libicu* ]]; then
+    # ICU (14 MiB gzipped) is loaded only by the carried libxml2, which a
+    # machine with its own libxml2 never uses: a folder of its own, carried
+    # only where libxml2 is missing, so the rest stays under the limit.
+    cp -L "$path" ".dev/fallback-icu/$soname"
   else
     cp -L "$path" ".dev/fallback/$soname"
   fi
 done
 # Compressed: ICU's data alone is 30 MiB; gzip is on every machine.
-gzip -9 .dev/fallback/*
+gzip -9 .dev/fallback/* .dev/fallback-icu/*
 chmod -R a+rX .dev
 echo "prepare-device.sh: .dev is ready:"
-du -sh .dev/bin .dev/lib .dev/fallback
+du -sh .dev/bin .dev/lib .dev/fallback .dev/fallback-icu
 total=$(du -sm .dev/bin .dev/lib .dev/fallback | awk '{s += $1} END {print s}')
 echo "prepare-device.sh: ${total} MiB to carry (limit: 64 MiB with the tree)"
