@@ -209,6 +209,20 @@ static int reserve(int fd, pthread_mutex_t *turn, off_t off, size_t n, int lazy,
   return err;
 }
 
+/* Room for a mapped write by the way this kernel allows: *lazy says
+ * whether the writer must then populate the window itself. Where growing
+ * fails, fallocate of the whole range names the cause. 0 or the errno. */
+static int reserve_for_map(int fd, pthread_mutex_t *turn, off_t off, size_t n,
+                           int *lazy, char why[HFILE_WHY]) {
+  *lazy = populate_works;
+  int err = reserve(fd, turn, off, n, *lazy, why);
+  if (err && *lazy) {
+    *lazy = 0;
+    err = reserve(fd, turn, off, n, 0, why);
+  }
+  return err;
+}
+
 /* The pages under a fresh writable mapping m of len bytes (lazy: the file
  * only grown to cover them), faulted in now. A fault that fails (a
  * full file system: EFAULT here, SIGBUS in a copy) sends the range to
@@ -243,12 +257,8 @@ static int populate(int fd, pthread_mutex_t *turn, char *m, size_t len,
  * failure. */
 static int map_write(int fd, pthread_mutex_t *turn, off_t off, const char *src,
                      size_t n, char why[HFILE_WHY]) {
-  int lazy = populate_works;
-  int err = reserve(fd, turn, off, n, lazy, why);
-  if (err && lazy) { /* fallocate names the cause */
-    lazy = 0;
-    err = reserve(fd, turn, off, n, 0, why);
-  }
+  int lazy;
+  int err = reserve_for_map(fd, turn, off, n, &lazy, why);
   if (err)
     return err == EOPNOTSUPP || err == ENOSYS ? 0 : -1;
   size_t pg = page_size();
@@ -309,13 +319,7 @@ int hfile_window_map(int fd, uint64_t at, size_t n, enum hmem_dir dir,
   pthread_mutex_t *turn = &write_turn[(unsigned)fd % WRITE_STRIPES];
   int lazy = 0;
   if (dir == HMEM_WRITE) {
-    lazy = populate_works;
-    int err = reserve(fd, turn, off, n, lazy, why);
-    if (err && lazy) { /* fallocate names the cause */
-      lazy = 0;
-      err = reserve(fd, turn, off, n, 0, why);
-    }
-    if (err)
+    if (reserve_for_map(fd, turn, off, n, &lazy, why) != 0)
       return -1;
   }
   size_t pg = page_size();

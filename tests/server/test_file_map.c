@@ -170,6 +170,28 @@ Test(filemap, puts_read_mapped_windows) {
 
 /* Two objects into one file at once, the second right after the first:
  * their mapped windows share a page. */
+/* GETs of keys[0] and keys[1] (n bytes each) into dst[0] and dst[1] at
+ * once, PS-sized parts, conc in flight each; second_first starts keys[1]
+ * first. Both must move all n bytes. */
+static void two_gets(const char *keys[2], const struct hipobj_mem dst[2],
+                     size_t n, unsigned conc, int second_first) {
+  struct hipobj_xfer *x[2];
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.part_size = PS;
+  o.concurrency = conc;
+  for (int k = 0; k < 2; k++) {
+    int i = second_first ? 1 - k : k;
+    OK(hipobj_s3_get_start(cli, T_BUCKET, keys[i], &dst[i], &o, NULL, &x[i],
+                           err));
+  }
+  for (int i = 0; i < 2; i++) {
+    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+    OK(hipobj_xfer_wait(x[i], &res, err));
+    cr_assert_eq(res.bytes, n, "%s", keys[i]);
+    hipobj_xfer_free(x[i]);
+  }
+}
+
 Test(filemap, two_gets_into_one_file_share_a_page) {
   const size_t n = 9 * PS + 5;
   char *a = put_pattern(cli, "share-a", n, 31),
@@ -178,19 +200,7 @@ Test(filemap, two_gets_into_one_file_share_a_page) {
   struct hipobj_mem dst[2] = {hipobj_mem_file(fd, 0, n),
                               hipobj_mem_file(fd, n, n)};
   const char *keys[2] = {"share-a", "share-b"};
-  struct hipobj_xfer *x[2];
-  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
-  o.part_size = PS;
-  o.concurrency = 4;
-  for (int i = 0; i < 2; i++)
-    OK(hipobj_s3_get_start(cli, T_BUCKET, keys[i], &dst[i], &o, NULL, &x[i],
-                           err));
-  for (int i = 0; i < 2; i++) {
-    struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-    OK(hipobj_xfer_wait(x[i], &res, err));
-    cr_assert_eq(res.bytes, n, "%s", keys[i]);
-    hipobj_xfer_free(x[i]);
-  }
+  two_gets(keys, dst, n, 4, 0);
   file_equals(fd, 0, a, n);
   file_equals(fd, n, b, n);
   close(fd);
@@ -213,19 +223,7 @@ Test(filemap, two_descriptors_of_one_file_grow_it_only) {
     struct hipobj_mem dst[2] = {hipobj_mem_file(fd1, 0, n),
                                 hipobj_mem_file(fd2, n, n)};
     const char *keys[2] = {"grow-a", "grow-b"};
-    struct hipobj_xfer *x[2];
-    struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
-    o.part_size = PS;
-    o.concurrency = 6;
-    for (int i = 1; i >= 0; i--)
-      OK(hipobj_s3_get_start(cli, T_BUCKET, keys[i], &dst[i], &o, NULL, &x[i],
-                             err));
-    for (int i = 0; i < 2; i++) {
-      struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
-      OK(hipobj_xfer_wait(x[i], &res, err));
-      cr_assert_eq(res.bytes, n, "%s", keys[i]);
-      hipobj_xfer_free(x[i]);
-    }
+    two_gets(keys, dst, n, 6, 1);
     file_equals(fd1, 0, a, n);
     file_equals(fd1, n, b, n);
     struct stat st;
