@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <libgen.h>
 #include <linux/magic.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -68,7 +69,34 @@ int mem_setup(struct server *s, struct hbuf *why) {
     }
     s->mem_own_root = 1;
   }
-  return 0;
+  /* Checked here, before st_startup() makes the root or its folders: a
+   * refused root is left as it was found. A root still to be made is
+   * made in its parent, whose filesystem decides. */
+  struct statfs f;
+  int rc = statfs(s->root, &f);
+  if (rc != 0 && errno == ENOENT) {
+    char *parent = strdup(s->root);
+    if (!parent) {
+      hbuf_printf(why, "out of memory");
+      return -1;
+    }
+    rc = statfs(dirname(parent), &f);
+    free(parent);
+  }
+  if (rc != 0) {
+    hbuf_printf(why, "--storage memory: %s: %s", s->root, strerror(errno));
+  } else if (f.f_type != TMPFS_MAGIC && f.f_type != RAMFS_MAGIC) {
+    hbuf_printf(why,
+                "--storage memory: --root %s is not on tmpfs or ramfs "
+                "(filesystem magic 0x%lx): its objects would not be in "
+                "memory",
+                s->root, (unsigned long)f.f_type);
+  } else {
+    return 0;
+  }
+  if (s->mem_own_root) /* HIPOBJ_SERVER_SHM named a disk */
+    rmdir(s->root);
+  return -1;
 }
 
 static int walk_one(const char *path, const struct stat *st, int flag,
@@ -86,14 +114,6 @@ int mem_startup(struct server *s, int cap_given, struct hbuf *why) {
   struct statfs f;
   if (statfs(s->root, &f) != 0) {
     hbuf_printf(why, "--storage memory: %s: %s", s->root, strerror(errno));
-    return -1;
-  }
-  if (f.f_type != TMPFS_MAGIC && f.f_type != RAMFS_MAGIC) {
-    hbuf_printf(why,
-                "--storage memory: --root %s is not on tmpfs or ramfs "
-                "(filesystem magic 0x%lx): its objects would not be in "
-                "memory",
-                s->root, (unsigned long)f.f_type);
     return -1;
   }
   if (!cap_given)
