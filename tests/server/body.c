@@ -188,14 +188,14 @@ void body_md5_hex(const struct req *r, char out[33]) {
   hhex_encode(r->md5_digest, 16, out);
 }
 
-void body_etag(const struct req *r, int whole, char out[80]) {
+void body_etag(const struct req *r, char out[80]) {
   char hex[33];
   body_md5_hex(r, hex);
-  /* A memory-mode object's ETag is no MD5: "-1" says so to clients that
-   * compare ETags without a dash with the MD5 of what they sent (s3cmd
-   * retries such a PUT), as S3's own non-MD5 ETags do. A part keeps the
-   * 32 hex digits: Complete's ETag is formed from them. */
-  snprintf(out, 80, "\"%s%s\"", hex, whole && !r->md5_real ? "-1" : "");
+  /* A memory-mode ETag is no MD5: "-1" says so to clients that compare
+   * ETags without a dash with the MD5 of what they sent (s3cmd retries such
+   * a PutObject or UploadPart, then gives up), as S3's own non-MD5 ETags
+   * do. Complete's ETag is formed from the parts' 32 hex digits. */
+  snprintf(out, 80, "\"%s%s\"", hex, r->md5_real ? "" : "-1");
 }
 
 void body_cleanup(struct req *r) {

@@ -5,11 +5,26 @@
 # pagination, ranged GETs, deletes, presigned URLs (fetched with curl), and
 # a wrong secret. Every download is compared by SHA-256.
 #
-# Usage: conformance.sh path/to/hipobj-server
-# Exit 77 (skipped) when aws, s3cmd or curl is missing.
+# Usage: conformance.sh path/to/hipobj-server [disk|memory]
+# (memory: the server's --storage memory, the one compare.sh measures
+# clients on, with its own root in /dev/shm.)
+# Exit 77 (skipped) when aws, s3cmd or curl is missing, or memory is asked
+# without a tmpfs at /dev/shm.
 set -euo pipefail
 
-SERVER=${1:?usage: conformance.sh path/to/hipobj-server}
+SERVER=${1:?usage: conformance.sh path/to/hipobj-server [disk|memory]}
+MODE=${2:-disk}
+case "$MODE" in
+disk | memory) ;;
+*)
+  echo "conformance.sh: mode '$MODE': expected disk or memory" >&2
+  exit 2
+  ;;
+esac
+if [ "$MODE" = memory ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ]; then
+  echo "SKIP: no tmpfs at /dev/shm for --storage memory"
+  exit 77
+fi
 AWS=/usr/bin/aws
 for tool in "$AWS" s3cmd curl sha256sum; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -40,7 +55,9 @@ step() { echo "== $*"; }
 
 AK=AKIDCONFORMANCE
 SK=conformance-secret-key
-"$SERVER" --root "$WORK/root" --listen 127.0.0.1:0 --access-key "$AK" \
+store=(--root "$WORK/root")
+[ "$MODE" = disk ] || store=(--storage memory) # a root of its own, removed at exit
+"$SERVER" "${store[@]}" --listen 127.0.0.1:0 --access-key "$AK" \
   --secret-key "$SK" --region us-east-1 --log-level info \
   >"$WORK/ready" 2>"$WORK/server.log" &
 SERVER_PID=$!

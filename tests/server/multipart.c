@@ -266,7 +266,7 @@ int part_store(struct req *r, const char *data_tmp, struct obj_meta *m) {
 enum MHD_Result h_upload_part(struct req *r) {
   struct obj_meta m;
   memset(&m, 0, sizeof m);
-  body_etag(r, 0, m.etag);
+  body_etag(r, m.etag);
   cks_part_record(r, &m);
   int rc = part_store(r, r->tmp_path, &m);
   if (rc == -ENOENT)

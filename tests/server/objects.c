@@ -138,7 +138,7 @@ enum MHD_Result h_put_object(struct req *r) {
                      "not hold");
   }
   memset(&m, 0, sizeof m);
-  body_etag(r, 1, m.etag);
+  body_etag(r, m.etag);
   m.key = strdup(r->key); /* listings of long (hashed) names need it */
   cks_object_record(r, &m);
   if (!m.key || collect_object_headers(r, &m) != 0) {
@@ -155,7 +155,7 @@ enum MHD_Result h_put_object(struct req *r) {
       MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
   if (resp) {
     char etag[80];
-    body_etag(r, 1, etag);
+    body_etag(r, etag);
     MHD_add_response_header(resp, "ETag", etag);
   }
   return srv_queue(r, 200, resp);

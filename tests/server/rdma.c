@@ -316,9 +316,9 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
                      struct rdma_server_answer *a) {
   struct req *r = ctx;
   if (r->srv->memory) {
-    /* As body_etag: the CRC-64/NVME and the size, "-1" for an object. */
-    snprintf(obj->etag, sizeof obj->etag, "\"%016" PRIx64 "%016" PRIx64 "%s\"",
-             crc, (uint64_t)len, t->part_number ? "" : "-1");
+    /* As body_etag: the CRC-64/NVME and the size, then "-1". */
+    snprintf(obj->etag, sizeof obj->etag, "\"%016" PRIx64 "%016" PRIx64 "-1\"",
+             crc, (uint64_t)len);
   } else {
     uint8_t md5[16];
     char hex[33];

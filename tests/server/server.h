@@ -300,10 +300,10 @@ int body_feed(struct req *r, const char *data, size_t n);
 int body_finish(struct req *r);
 void body_cleanup(struct req *r);
 void body_md5_hex(const struct req *r, char out[33]);
-/* The quoted ETag of the body (whole: a PutObject's, else a part's): its
- * MD5, or in memory mode without Content-MD5 the hex of its CRC-64/NVME
- * and size, with "-1" for a whole object. */
-void body_etag(const struct req *r, int whole, char out[80]);
+/* The quoted ETag of a PutObject's or UploadPart's body: its MD5, or in
+ * memory mode without Content-MD5 the hex of its CRC-64/NVME and size,
+ * then "-1". */
+void body_etag(const struct req *r, char out[80]);
 
 /* chunked.c */
 struct chunk_dec *chunk_new(int verify);
