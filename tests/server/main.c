@@ -67,8 +67,9 @@ static const char usage_text[] =
     "                        request, which small requests pay for\n"
     "  --complete-threads N  threads that copy the parts of one\n"
     "                        CompleteMultipartUpload into the object, 1..16\n"
-    "                        (default: 4 in memory mode with 8 or more\n"
-    "                        CPUs, else 1: one file's writes take turns)\n"
+    "                        (default in memory mode: 8 with 16 or more\n"
+    "                        CPUs, 4 with 8 or more, else 1; 1 on disk:\n"
+    "                        one file's writes take turns)\n"
     "  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
     "  --tls-key FILE        and this PEM private key (both or neither)\n"
     "  --min-part-size SIZE  smallest non-final multipart part (default\n"
@@ -364,9 +365,10 @@ int main(int argc, char **argv) {
     die("unexpected argument '%s' (see --help)", argv[optind]);
   if (cap_given && !srv.memory)
     die("--memory-cap needs --storage memory");
-  if (!srv.complete_threads) /* parallel copies pay on tmpfs with CPUs */
-    srv.complete_threads =
-        srv.memory && sysconf(_SC_NPROCESSORS_ONLN) >= 8 ? 4 : 1;
+  if (!srv.complete_threads) { /* parallel copies pay on tmpfs with CPUs */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    srv.complete_threads = !srv.memory ? 1 : cpus >= 16 ? 8 : cpus >= 8 ? 4 : 1;
+  }
   if (!srv.root && !srv.memory)
     die("--root DIR is required (see --help)");
   if (!tls_cert != !tls_key)

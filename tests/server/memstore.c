@@ -9,10 +9,12 @@
  *     about 1.3 CPU s/GiB, more than the client under test): body.c forms
  *     them from the CRC-64/NVME every upload keeps anyway, and the size;
  *   - CompleteMultipartUpload still copies the parts into one object:
- *     with 8 or more CPUs by 4 threads at once into a mapping of it whose
- *     pages each thread faults in itself (assemble.c; H200 machine, 10 GiB
- *     PUT from memory by hipobj bench, 2 alternating rounds: 1041 / 1259
- *     MB/s with one thread, 1518 / 1778 with 4), else serially with
+ *     with 16 or more CPUs by 8 threads at once (4 with 8 or more) into a
+ *     mapping of it whose pages each thread faults in itself (assemble.c;
+ *     H200 machine, 10 GiB PUT from memory by hipobj bench, 2 alternating
+ *     rounds: 1041 / 1259 MB/s with one thread, 1518 / 1778 with 4; in
+ *     another pair of rounds the Complete itself took 4.5-7.3 s with 4
+ *     threads, 3.7-4.8 s with 8, 3.9-5.8 s with 12), else serially with
  *     copy_file_range (about 0.3 CPU s/GiB): on a 2-vCPU VM 4 threads made
  *     a 512 MiB PUT twice as slow (227-267 against 581-591 MB/s);
  *   - the bytes stored are capped (--memory-cap): a write past the cap is
