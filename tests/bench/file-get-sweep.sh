@@ -9,7 +9,7 @@
 #        [--runs 5] [--populate 1,2,4,8,16] [--tmp /dev/shm]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-. "$root/tests/bench/lib.sh" # to_bytes
+. "$root/tests/bench/lib.sh" # to_bytes, start_server
 build=$root/build size_arg=1GiB runs=5 fills=1,2,4,8,16 tmpbase=/dev/shm
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -23,16 +23,13 @@ size=$(to_bytes "$size_arg")
 tmp=$(mktemp -d "$tmpbase/hipobj-fgs.XXXXXX")
 srv_pid=""
 trap '[ -z "$srv_pid" ] || kill "$srv_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-port=18098 AK=sweepak SK=sweep-secret-0123456789
-threads=$(nproc)
-[ "$threads" -ge 4 ] || threads=4
-"$build/tests/server/hipobj-server" --storage memory --root "$tmp/root" \
-  --listen 127.0.0.1:$port --access-key $AK --secret-key $SK \
-  --threads "$threads" --log-level warn >"$tmp/srv.out" 2>&1 &
-srv_pid=$!
-for _ in $(seq 50); do grep -q listening "$tmp/srv.out" && break; sleep 0.1; done
+AK=sweepak SK=sweep-secret-0123456789
+start_server "$build/tests/server/hipobj-server" "$tmp" --storage memory \
+  --access-key $AK --secret-key $SK || exit 1
+# shellcheck disable=SC2154 # set by start_server (lib.sh)
+srv_pid=$server_pid
 export AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_REGION=us-east-1
-H=("$build/examples/hipobj" --endpoint-url "http://127.0.0.1:$port" -q)
+H=("$build/examples/hipobj" --endpoint-url "$server_url" -q)
 "${H[@]}" mb s3://sweep
 head -c "$size" /dev/urandom >"$tmp/data"
 "${H[@]}" cp "$tmp/data" s3://sweep/src

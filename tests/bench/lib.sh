@@ -1,4 +1,5 @@
 # lib.sh - sourced by the benchmark scripts of tests/bench (bash).
+# shellcheck shell=bash disable=SC2034 # server_pid and server_url are for the caller
 
 # to_bytes SIZE: "256MiB", "1GiB", "4KiB", "100M", "12345" -> bytes on
 # stdout; non-zero for anything else.

@@ -20,7 +20,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-. "$root/tests/bench/lib.sh" # to_bytes
+. "$root/tests/bench/lib.sh" # to_bytes, start_server
 build=$root/build size_arg=1GiB tmpbase=/dev/shm small=0 conn_memory=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -56,22 +56,21 @@ $PERF --version
 tmp=$(mktemp -d "$tmpbase/hipobj-profile.XXXXXX")
 srv_pid=""
 trap '[ -z "$srv_pid" ] || kill "$srv_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-port=18097 AK=profileak SK=profile-secret-0123456789
-threads=$(nproc)
-[ "$threads" -ge 4 ] || threads=4
-start_server() { # [extra options of hipobj-server]
+AK=profileak SK=profile-secret-0123456789
+# A fresh server (memory mode for --small) with [extra options]; H is the
+# hipobj command line for it.
+restart_server() {
   if [ -n "$srv_pid" ]; then kill "$srv_pid" && wait "$srv_pid" 2>/dev/null || true; fi
-  local store=(--root "$tmp/root")
-  [ "$small" = 0 ] || store=(--storage memory --root "$tmp/root")
+  local store=()
+  [ "$small" = 0 ] || store=(--storage memory)
   rm -rf "$tmp/root"
-  "$build/tests/server/hipobj-server" "${store[@]}" "$@" --listen 127.0.0.1:$port \
-    --access-key $AK --secret-key $SK --threads "$threads" --log-level warn \
-    >"$tmp/srv.out" 2>&1 &
-  srv_pid=$!
-  for _ in $(seq 50); do grep -q listening "$tmp/srv.out" && break; sleep 0.1; done
+  start_server "$build/tests/server/hipobj-server" "$tmp" "${store[@]}" "$@" \
+    --access-key $AK --secret-key $SK || exit 1
+  # shellcheck disable=SC2154 # set by start_server (lib.sh)
+  srv_pid=$server_pid
+  H=("$build/examples/hipobj" --endpoint-url "$server_url" -q)
 }
 export AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_REGION=us-east-1
-H=("$build/examples/hipobj" --endpoint-url "http://127.0.0.1:$port" -q)
 if [ "$small" != 0 ]; then
   # One measured client run: perf stat of the client and, beside it, of the
   # server's process; then CPU and wall microseconds per request of each.
@@ -96,15 +95,15 @@ if [ "$small" != 0 ]; then
   }
   mkdir -p "$tmp/small"
   for i in $(seq "$small"); do head -c 4096 /dev/urandom >"$tmp/small/o$i"; done
-  for i in $(seq "$small"); do
-    printf 'url = "http://127.0.0.1:%s/small/f/o%s"\noutput = "/dev/null"\n' "$port" "$i"
-  done >"$tmp/curl.cfg"
   C=(curl -sS --fail --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK"
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -K "$tmp/curl.cfg")
   B=(bench --small "$small" --runs 3 --warmup 1 --ops get)
   IFS=, read -r -a pools <<<"${conn_memory:-default}"
   for pool in "${pools[@]}"; do
-    if [ "$pool" = default ]; then start_server; else start_server --conn-memory "$pool"; fi
+    if [ "$pool" = default ]; then restart_server; else restart_server --conn-memory "$pool"; fi
+    for i in $(seq "$small"); do
+      printf 'url = "%s/small/f/o%s"\noutput = "/dev/null"\n' "$server_url" "$i"
+    done >"$tmp/curl.cfg"
     # The objects: a tree PUT once by hipobj; hipobj (its bench, through
     # the library, no files) and curl (one process, keep-alive) GET them.
     "${H[@]}" mb s3://small
@@ -122,12 +121,13 @@ if [ "$small" != 0 ]; then
   for comm in hipobj MHD-worker; do
     echo "---- $comm (the ${comm/MHD-worker/server}), self symbols"
     $PERF report -i "$tmp/perf.data" --no-children --comms "$comm" --percentage relative --sort comm,dso,sym \
-      --stdio -g none --percent-limit 0.3 2>/dev/null | grep -v '^#' | grep -v '^$' | head -50
+      --stdio -g none --percent-limit 0.3 2>/dev/null | grep -v '^#' | grep -v '^$' | head -50 || true
   done
   $PERF report -i "$tmp/perf.data" --no-children --sort comm --stdio -g none \
-    2>/dev/null | grep -v '^#' | grep -v '^$' | head -12
+    2>/dev/null | grep -v '^#' | grep -v '^$' | head -12 || true
   exit 0
 fi
+restart_server
 "${H[@]}" mb s3://profile
 head -c "$size" /dev/urandom >"$tmp/data"
 "${H[@]}" cp "$tmp/data" s3://profile/src
@@ -143,15 +143,15 @@ report() { # NAME CMD...: perf stat, then perf record + the top symbols
   echo "==== $name: perf record -g, top symbols (self)"
   $PERF record -q -F 2999 -g -o "$tmp/perf.data" "$@" 2>/dev/null
   $PERF report -i "$tmp/perf.data" --no-children --sort dso,sym --stdio \
-    -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+    -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 || true
   echo "==== $name: callers of the kernel's copies and faults"
   $PERF report -i "$tmp/perf.data" --no-children --sort sym --stdio \
     -g caller,0.5,callee --percent-limit 3 2>/dev/null | grep -v '^#' |
-    grep -v '^$' | head -80
+    grep -v '^$' | head -80 || true
 }
 for map in default 0 1; do
   env=()
-  [ "$map" = default ] || env=(env HIPOBJ_FILE_MAP=$map)
+  [ "$map" = default ] || env=(env "HIPOBJ_FILE_MAP=$map")
   report "GET map=$map" "${env[@]}" "${H[@]}" cp s3://profile/src "$tmp/out"
   report "PUT map=$map" "${env[@]}" "${H[@]}" cp "$tmp/data" s3://profile/put
 done
