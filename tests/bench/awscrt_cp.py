@@ -10,8 +10,8 @@ Debian's python3-awscrt, the aws-c-s3 contender of tests/bench/compare.sh.
 get/put hand the file to the engine (recv_filepath / send_filepath): it
 splits a GET into parallel ranged GETs and a PUT into a parallel multipart
 upload, sized by --part-size and its throughput target. get-many GETs each
-key of F (one per line) in turn on one client, so connections are reused,
-into DIR/<last part of the key>. mem reads FILE into memory (untimed),
+key of F (one per line) on one client, so connections are reused, into
+DIR/<last part of the key>: in turn, or --jobs N of them in flight. mem reads FILE into memory (untimed),
 PUTs it from memory to K, then GETs K into memory and compares the bytes
 with FILE's (untimed): the aws-c-s3 side of compare.sh's memory rows.
 The memory is a memfd handed to the engine as /proc/self/fd/N (--mem-via
@@ -32,6 +32,7 @@ awscrt 0.16 connects to the scheme's default port whatever the Host header
 says, so the endpoint must be on port 80 (http) or 443 (https).
 """
 import argparse
+import collections
 import hashlib
 import io as pyio
 import os
@@ -51,6 +52,8 @@ def parse_args():
     ap.add_argument("--bucket", required=True)
     ap.add_argument("--key", help="the object (get, put)")
     ap.add_argument("--keys-file", help="keys to GET, one a line (get-many)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="get-many: GETs in flight at once (default 1)")
     ap.add_argument("--region", default=os.environ.get("AWS_REGION", "us-east-1"))
     ap.add_argument("--part-size", type=int, default=8 << 20,
                     help="bytes per part / ranged GET (default 8 MiB, as hipobj)")
@@ -86,9 +89,9 @@ def make_client(a, url):
         part_size=a.part_size, throughput_target_gbps=a.throughput_gbps)
 
 
-def transfer(client, url, a, op, key, path, mem=None):
-    """One GET or PUT through the engine, waited for until torn down. With
-    mem (a bytearray), the GET lands in it and the PUT's body is it."""
+def begin(client, url, a, op, key, path, mem=None):
+    """One GET or PUT started on the engine (see wait()). With mem (a
+    bytearray), the GET lands in it and the PUT's body is it."""
     target = "/" + urllib.parse.quote(a.bucket) + "/" + urllib.parse.quote(key)
     headers = http.HttpHeaders([("Host", url.hostname)])
     body = None
@@ -112,9 +115,15 @@ def transfer(client, url, a, op, key, path, mem=None):
         else:
             kwargs = {}
             body = pyio.BytesIO(mem)
-    req = client.make_request(
+    return client.make_request(
         request=http.HttpRequest(method, target, headers, body_stream=body),
         type=req_type, **kwargs)
+
+
+def wait(held, a, op, key):
+    """A request from begin(), held alone in a list, waited for until torn
+    down (the list gives it up: its shutdown needs the last reference)."""
+    req = held.pop()
     try:
         req.finished_future.result()
     except Exception as e:  # AwsCrtError; the S3 error body is appended
@@ -125,6 +134,10 @@ def transfer(client, url, a, op, key, path, mem=None):
     del req
     if not shutdown.wait(60):
         sys.exit("awscrt_cp.py: a request did not shut down within 60 s")
+
+
+def transfer(client, url, a, op, key, path, mem=None):
+    wait([begin(client, url, a, op, key, path, mem)], a, op, key)
 
 
 def cpu_seconds():
@@ -140,9 +153,15 @@ def main():
         with open(a.keys_file) as f:
             keys = [line.strip() for line in f if line.strip()]
         start, cpu = time.monotonic(), cpu_seconds()
+        inflight = collections.deque()
         for key in keys:
-            transfer(client, url, a, "get", key,
-                     os.path.join(a.path, key.rsplit("/", 1)[-1]))
+            if len(inflight) >= max(1, a.jobs):
+                wait(*inflight.popleft())
+            held = [begin(client, url, a, "get", key,
+                          os.path.join(a.path, key.rsplit("/", 1)[-1]))]
+            inflight.append((held, a, "get", key))
+        while inflight:
+            wait(*inflight.popleft())
     elif a.op == "mem":
         # Untimed: the expected digest, and the bytes in memory (a memfd
         # filled in the kernel, or a bytearray): never two copies of a

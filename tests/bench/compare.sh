@@ -17,7 +17,10 @@
 #   s3cmd    `s3cmd get/put`
 # and memory to memory (`hipobj bench`, `awscrt_cp.py mem`; PUT from and
 # GET into the process's memory, each checked byte for byte) beside the
-# file rows. The tools take turns run by run (the order rotates), every
+# file rows. The small GETs run once more with 16 in flight, into files
+# (hipobj cp --recursive --jobs 16, curl --parallel --parallel-max 16,
+# awscrt_cp.py get-many --jobs 16): a loader's many small objects rather
+# than one request's latency. The tools take turns run by run (the order rotates), every
 # download is checked by sha256 (uploads too, read back with curl), and the
 # table gives medians, the ratio hipobj/tool, client CPU s/GiB and peak
 # RSS. --server memory is hipobj-server --storage memory (objects on tmpfs,
@@ -121,6 +124,7 @@ mem_conc=$(($(nproc) / 2))
 [ "$mem_conc" -le 8 ] || mem_conc=8
 mem_conc=$((2 * mem_conc))
 [ "$mem_conc" -ge 8 ] || mem_conc=8
+many_jobs=16 # small GETs in flight at once in the "many" rows
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -307,6 +311,10 @@ tool_cmd() { # OP TOOL -> the command in cmd[]
   small:curl) cmd=("${CURL[@]}" -K "$tmp/small-get.cfg") ;;
   small:aws) cmd=("$AWS" --endpoint-url "$EP" s3 cp --recursive --only-show-errors "s3://$B/small/" "$dl/") ;;
   small:s3cmd) cmd=(s3cmd -c "$tmp/s3cfg" -q --no-progress get --recursive --force "s3://$B/small/" "$dl/") ;;
+  many:hipobj) cmd=("$HIPOBJ" --endpoint-url "$EP" -q cp --recursive --jobs "$many_jobs" "s3://$B/small/" "$dl/") ;;
+  many:awscrt) cmd=("$PY" "$repo/tests/bench/awscrt_cp.py" get-many --endpoint "$awscrt_ep" --bucket "$B"
+    --keys-file "$tmp/small.keys" --jobs "$many_jobs" "$dl") ;;
+  many:curl) cmd=("${CURL[@]}" --parallel --parallel-max "$many_jobs" -K "$tmp/small-get.cfg") ;;
   esac
 }
 
@@ -315,6 +323,8 @@ run_one() {
   [ "$op" = small ] && [ "$t" = hipobj ] && [ $bench_ok = 0 ] && return 0
   [[ "$t" == hipobj-[su] ]] && [ "$op" != put ] && return 0
   [ "$t" = hipobj-p ] && [ "$op" = small ] && return 0
+  # Many in flight: the tools that can be told how many.
+  [ "$op" = many ] && [[ ! "$t" =~ ^(hipobj|awscrt|curl)$ ]] && return 0
   # curl sends one PUT, and S3 refuses one over 5 GiB.
   [ "$t" = curl ] && [ "$op" = put ] && [ "$size" -gt $((5 << 30)) ] && return 0
   # Memory to memory: hipobj (the library, through hipobj bench) and
@@ -395,6 +405,7 @@ EOF
     fi ;;
   small) [ "$t" = hipobj ] || (cd "$dl" && sha256sum --quiet -c "$tmp/small.sha256") ||
     die "$t small: sha256 mismatch" ;;
+  many) (cd "$dl" && sha256sum --quiet -c "$tmp/small.sha256") || die "$t many: sha256 mismatch" ;;
   esac
   echo "$op $t $run $secs $cpu $rss" >>"$tmp/results"
   printf 'compare.sh: run %d %-5s %-6s %8.3f s\n' "$run" "$op" "$t" "$secs" >&2
@@ -403,7 +414,7 @@ EOF
 started=$SECONDS
 for ((run = 1; run <= runs; run++)); do
   order=("${tools[@]:$(((run - 1) % ${#tools[@]}))}" "${tools[@]:0:$(((run - 1) % ${#tools[@]}))}")
-  for op in get put small mem; do
+  for op in get put small many mem; do
     for t in "${order[@]}"; do run_one "$op" "$t" "$run"; done
   done
 done
@@ -416,9 +427,10 @@ echo
 echo "hipobj vs other S3 clients: server $server ($EP), $(nproc) CPU(s) ${cpu_model:-?}, $mem RAM, Linux $(uname -r)"
 echo "big object $size_arg, $small x $small_size B small GETs, $runs run(s) each, tools in rotating order, $((SECONDS - started)) s"
 echo "files and server root in $tmpbase ($(stat -f -c %T "$tmp")${threads:+, hipobj-server --threads $threads})"
-"$PY" - "$tmp/results" "$size" "$small" "$awscrt_note" <<'EOF'
+"$PY" - "$tmp/results" "$size" "$small" "$awscrt_note" "$many_jobs" <<'EOF'
 import statistics, sys
 path, size, small, note = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+many_jobs = int(sys.argv[5])
 rows = {}
 for line in open(path):
     op, tool, run, secs, cpu, rss = line.split()
@@ -439,12 +451,15 @@ verdicts = []
 for op, title, unit in (("get", "GET", "MB/s"), ("put", "PUT", "MB/s"),
                         ("memget", "GET to mem", "MB/s"),
                         ("memput", "PUT from mem", "MB/s"),
-                        ("small", "%d small GETs" % small, "req/s")):
+                        ("small", "%d small GETs" % small, "req/s"),
+                        ("many", "%d small GETs, %d in flight" % (small, many_jobs),
+                         "req/s")):
+    per_req = op in ("small", "many")
     def rate(s):
-        return (size / s / 1e6) if op != "small" else small / s
+        return small / s if per_req else size / s / 1e6
     print("\n%-13s %-30s %9s %21s %12s %14s %9s" % (
         title, "tool", unit, "[min .. max]", "hipobj/tool",
-        "CPU s/GiB" if op != "small" else "CPU us/req", "RSS MiB"))
+        "CPU us/req" if per_req else "CPU s/GiB", "RSS MiB"))
     base = rows.get((op, "hipobj"))
     base_rate = statistics.median(rate(s) for s, _, _ in base) if base else None
     for tool in order:
@@ -454,7 +469,7 @@ for op, title, unit in (("get", "GET", "MB/s"), ("put", "PUT", "MB/s"),
         rates = [rate(s) for s, _, _ in r]
         med = statistics.median(rates)
         cpu = statistics.median(c for _, c, _ in r)
-        cpu = cpu / (size / 2**30) if op != "small" else cpu * 1e6 / small
+        cpu = cpu * 1e6 / small if per_req else cpu / (size / 2**30)
         ratio = base_rate / med if base_rate else float("nan")
         print("%-13s %-30s %9.1f %21s %12s %14.3f %9.0f" % (
             "", names[tool], med, "[%.1f .. %.1f]" % (min(rates), max(rates)),
@@ -482,6 +497,7 @@ for v in verdicts:
 print("\nTime and CPU (user+sys): of the whole process, except aws-c-s3 "
       "(in-process: the engine, without Python's start-up) and hipobj small "
       "GETs (in-process: `hipobj bench --small`, without its set-up PUTs). "
-      "Small GETs land in files for every tool but hipobj (memory). "
+      "Small GETs land in files for every tool but hipobj (memory); with "
+      "many in flight, in files for all. "
       "RSS: the largest peak of the runs.")
 EOF
