@@ -82,6 +82,9 @@ struct hpart {
    * has_range 0: the whole object, whole_ok: a 200 with it is fine. */
   int is_put;
   int has_range, whole_ok;
+  /* GET: the part that learns the object's size; its answer may hold
+   * fewer bytes than len (a smaller object, a range past the end). */
+  int sizing;
   uint64_t off, range_len;
   char range_text[64];
   const char *if_match;     /* GET: If-Match (borrowed from the plan) */

@@ -102,6 +102,7 @@ static enum hnext get_next(struct hjob *j, struct hpart *p, int *step) {
       p->range_len = g->want;
       p->len = j->mem->len;
       p->if_match = g->if_match;
+      p->sizing = 1;
       cks_part(g, p);
       return HNEXT_PART;
     }
@@ -109,6 +110,7 @@ static enum hnext get_next(struct hjob *j, struct hpart *p, int *step) {
     p->len = g->ps < j->mem->len ? g->ps : j->mem->len;
     p->whole_ok = !g->has_range; /* a 200 with the whole object is fine */
     p->http_only = 1;            /* the size is not known: HTTP learns it */
+    p->sizing = 1;
     return HNEXT_PART;
   case P_SIZING:
     return HNEXT_WAIT;

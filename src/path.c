@@ -14,10 +14,13 @@ const struct hpath *hpath_http_for(const struct hjob *j,
   if (j->mem->kind == HIPOBJ_MEM_HOST)
     return &hpath_http;
   /* A file on tmpfs (with the CPUs to repay a mapping): the part's window
-   * mapped whole, when its size is known and bounded. */
+   * mapped whole, when its size is known and bounded. Not the GET that
+   * learns the object's size: mapping grows the file to the window, and an
+   * object smaller than the window would leave the file that long, its
+   * tail zeros. */
   if (j->mem->kind == HIPOBJ_MEM_FILE && p->len > 0 &&
       p->len <= HFILE_WINDOW_MAX &&
-      (p->is_put || (p->has_range && p->range_len == p->len)) &&
+      (p->is_put || (p->has_range && p->range_len == p->len && !p->sizing)) &&
       hfile_window_wanted(j->mem->fd, p->is_put ? HMEM_READ : HMEM_WRITE))
     return &hpath_http_mapped;
   return &hpath_http_staged;

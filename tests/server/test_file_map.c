@@ -5,7 +5,8 @@
  * parts in parallel into one file; the byte counter proves the mapping
  * wrote them. PUTs from a tmpfs file read mapped windows. A write-only
  * descriptor (which cannot be mapped) and HIPOBJ_FILE_MAP=0 fall back to
- * pwrite. A file over the size limit and a full tmpfs (mounted in a private
+ * pwrite. A window longer than the object leaves the file as long as the
+ * object. A file over the size limit and a full tmpfs (mounted in a private
  * mount namespace where that is allowed) end the GET with the cause, never
  * SIGBUS and never success. Skips where /dev/shm is not tmpfs. */
 #include <criterion/criterion.h>
@@ -119,6 +120,46 @@ Test(filemap, odd_sizes_at_unaligned_offsets_in_parallel) {
       cr_assert_eq((uint64_t)st.st_size, at + sizes[i],
                    "the file ends after the object");
       file_equals(fd, at, data, sizes[i]);
+      close(fd);
+    }
+    free(data);
+  }
+}
+
+/* A window longer than the object (what a download to a file gives, the
+ * size not known yet), and a range past the object's end: the file ends
+ * where the bytes do. The part that learns the size once mapped its whole
+ * window, which left a 4 KiB object as a file of one part size, the tail
+ * zeros, reported as success. */
+Test(filemap, window_longer_than_the_object_ends_the_file_at_its_end) {
+  const size_t sizes[] = {1, 4097, PS + 5, 3 * PS};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "short-%zu", i);
+    char *data = put_pattern(cli, key, sizes[i], (unsigned)i + 41);
+    for (int ranged = 0; ranged < 2; ranged++) {
+      int fd = tmp_file(dir, key, O_RDWR | O_TRUNC);
+      const uint64_t at = 333, from = ranged ? sizes[i] / 2 : 0;
+      struct hipobj_mem dst = hipobj_mem_file(fd, at, 4 * PS + sizes[i]);
+      struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+      o.part_size = PS;
+      o.concurrency = 4;
+      if (ranged) {
+        o.has_range = 1;
+        o.offset = from;
+        o.length = 3 * PS; /* past the end */
+      }
+      struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+      OK(hipobj_s3_get(cli, T_BUCKET, key, &dst, &o, &res, err));
+      cr_assert_eq(res.bytes, sizes[i] - from, "%s: %llu bytes", key,
+                   (unsigned long long)res.bytes);
+      struct stat st;
+      cr_assert_eq(fstat(fd, &st), 0);
+      cr_assert_eq((uint64_t)st.st_size, at + sizes[i] - from,
+                   "%s (ranged %d): the file is %lld bytes, not %llu", key,
+                   ranged, (long long)st.st_size,
+                   (unsigned long long)(at + sizes[i] - from));
+      file_equals(fd, at, data + from, sizes[i] - from);
       close(fd);
     }
     free(data);
