@@ -445,10 +445,31 @@ void hsched_pump_cb(void *arg) {
 }
 
 void hsched_start(struct hsched *s, struct hjob *j) {
+  /* The job's first turn is taken here, on the thread that starts it, even
+   * while another thread pumps: a blocking call's first part can then run
+   * on its caller (run_here). Left to the pumping thread, it would go to an
+   * HTTP worker while its caller sleeps, two wake-ups per small GET, and
+   * with many callers at once some thread is nearly always pumping. The
+   * job is in no ring yet, so no pump turns it meanwhile. */
+  enter(s); /* the job may end here: the client outlives this call */
   pthread_mutex_lock(&s->lock);
-  ring_add(s, j);
+  int room = s->in_flight < s->limit;
+  if (room)
+    s->in_flight++; /* held for the part this turn may start */
   pthread_mutex_unlock(&s->lock);
-  hsched_pump(s);
+  struct hpart *p = NULL;
+  enum turn t = room ? job_turn(j, &p) : T_IDLE;
+  pthread_mutex_lock(&s->lock);
+  if (room && t != T_PART)
+    s->in_flight--;
+  if (t != T_FINISHED)
+    ring_add(s, j);
+  pthread_mutex_unlock(&s->lock);
+  if (t == T_PART)
+    part_start(s, p);
+  else if (t == T_FINISHED)
+    job_finished(j);
+  leave_pumping(s); /* the job's next turns, and others' */
 }
 
 int hsched_wait(struct hjob *j) {
