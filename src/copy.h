@@ -40,9 +40,13 @@ struct hcopy_ops {
   void (*stream_destroy)(const struct hcopy *c, void *stream);
   int (*event_create)(const struct hcopy *c, void **out, char why[HCOPY_WHY]);
   void (*event_destroy)(const struct hcopy *c, void *event);
-  /* Queued on the stream, in order: chunk -> memory, memory -> chunk. */
+  /* Queued on the stream, in order: chunk -> memory, memory -> chunk.
+   * here: the caller waits for this copy next, so a copy that needs no
+   * device may run on the calling thread instead (when the stream has
+   * nothing else queued): handing it to another thread would only add two
+   * wake-ups to the wait. */
   int (*to_mem)(const struct hcopy *c, void *stream, uint64_t off,
-                const void *src, size_t n, char why[HCOPY_WHY]);
+                const void *src, size_t n, int here, char why[HCOPY_WHY]);
   int (*from_mem)(const struct hcopy *c, void *stream, void *dst, uint64_t off,
                   size_t n, char why[HCOPY_WHY]);
   int (*event_record)(const struct hcopy *c, void *event, void *stream,

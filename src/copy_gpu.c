@@ -33,7 +33,9 @@ static void gpu_event_destroy(const struct hcopy *c, void *event) {
 }
 
 static int gpu_to_mem(const struct hcopy *c, void *stream, uint64_t off,
-                      const void *src, size_t n, char why[HCOPY_WHY]) {
+                      const void *src, size_t n, int here,
+                      char why[HCOPY_WHY]) {
+  (void)here; /* the DMA engine copies either way */
   return c->gpu->h2d_async(c->dev, c->base + off, src, n, stream, why);
 }
 

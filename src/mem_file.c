@@ -537,9 +537,11 @@ static void file_stream_destroy(const struct hcopy *c, void *stream) {
   free(s);
 }
 
-/* Only the stream's owner queues copies and records events on it. */
+/* Only the stream's owner queues copies and records events on it. here:
+ * an idle strand runs on this thread rather than on a file thread. */
 static int enqueue(const struct hcopy *c, struct fstream *s, int write,
-                   uint64_t off, void *buf, size_t n, char why[HFILE_WHY]) {
+                   uint64_t off, void *buf, size_t n, int here,
+                   char why[HFILE_WHY]) {
   off_t check;
   if (off > UINT64_MAX - c->off ||
       file_off(c->off + off, n, &check, why) != 0) {
@@ -563,21 +565,21 @@ static int enqueue(const struct hcopy *c, struct fstream *s, int write,
   int schedule = !s->scheduled;
   s->scheduled = 1;
   pthread_mutex_unlock(&s->lock);
-  if (schedule && hworkq_push(s->fq->q, &s->item) != 0) {
-    /* No thread at all: run the copies here rather than never. */
+  /* No thread at all: run the copies here rather than never. */
+  if (schedule && (here || hworkq_push(s->fq->q, &s->item) != 0))
     run_stream(&s->item);
-  }
   return 0;
 }
 
 static int file_to_mem(const struct hcopy *c, void *stream, uint64_t off,
-                       const void *src, size_t n, char why[HFILE_WHY]) {
-  return enqueue(c, stream, 1, off, (void *)src, n, why);
+                       const void *src, size_t n, int here,
+                       char why[HFILE_WHY]) {
+  return enqueue(c, stream, 1, off, (void *)src, n, here, why);
 }
 
 static int file_from_mem(const struct hcopy *c, void *stream, void *dst,
                          uint64_t off, size_t n, char why[HFILE_WHY]) {
-  return enqueue(c, stream, 0, off, dst, n, why);
+  return enqueue(c, stream, 0, off, dst, n, 0, why);
 }
 
 static int file_event_create(const struct hcopy *c, void **out,

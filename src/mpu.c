@@ -232,6 +232,10 @@ int hipobj_mpu_upload_part(struct hipobj_mpu *m, unsigned number,
       src->len > HPLAN_MAX_PART)
     rc = herr_set(err, HIPOBJ_E_INVALID_ARGUMENT, op,
                   "part of %zu bytes exceeds S3's 5 GiB", src->len);
+  /* A file or GPU buffer is checked once here, as a PUT's is when it
+   * starts: the staged path does not check each chunk's window again. */
+  if (rc == HIPOBJ_OK && src->kind != HIPOBJ_MEM_HOST)
+    rc = hmem_check(op, src, HMEM_READ, &m->client->log, err);
   struct hjob j;
   if (rc == HIPOBJ_OK && (rc = hjob_upload_part_init(m, number, src, NULL, &j,
                                                      err)) == HIPOBJ_OK) {

@@ -264,9 +264,9 @@ static int begin_n(struct hipobj_client *c, const char *op,
                    uint64_t len, int all, int nowait, unsigned cap,
                    struct hstage **out, struct hipobj_error *err) {
   *out = NULL;
-  int rc = hmem_check(op, m, dir, &c->log, err);
-  if (rc)
-    return rc;
+  /* The memory was checked when its transfer began (hmem_check): a part
+   * that finds the pool empty comes back on every turn of the scheduler,
+   * and each turn would pay a check's system calls again. */
   struct hstage *s = calloc(1, sizeof *s);
   if (!s)
     return herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
@@ -359,11 +359,12 @@ int hstage_get_begin(struct hipobj_client *c, const char *op,
   return rc;
 }
 
-/* Queues the copy of a filled chunk to its place in GPU memory. */
-static int get_issue(struct hstage *s, struct slot *sl) {
+/* Queues the copy of a filled chunk to its place in GPU memory (or the
+ * file). last: the range's final chunk, which the caller waits for next. */
+static int get_issue(struct hstage *s, struct slot *sl, int last) {
   char why[HCOPY_WHY];
   if (s->cp.ops->to_mem(&s->cp, s->stream, sl->seq * s->cb, sl->c->buf, sl->n,
-                        why) != 0 ||
+                        last, why) != 0 ||
       s->cp.ops->event_record(&s->cp, sl->event, s->stream, why) != 0)
     return stage_fail(s, why);
   sl->issued = 1;
@@ -401,7 +402,8 @@ int hstage_get_write(struct hstage *s, uint64_t off, const char *data,
     off += m;
     data += m;
     n -= m;
-    if ((sl->n == s->cb || off == s->len) && get_issue(s, sl) != 0)
+    if ((sl->n == s->cb || off == s->len) &&
+        get_issue(s, sl, off == s->len) != 0)
       return -1;
   }
   return 0;
@@ -412,7 +414,7 @@ int hstage_get_flush(struct hstage *s) {
     return -1;
   for (unsigned i = 0; i < s->k; i++) {
     struct slot *sl = &s->slot[i];
-    if (sl->active && !sl->issued && sl->n > 0 && get_issue(s, sl) != 0)
+    if (sl->active && !sl->issued && sl->n > 0 && get_issue(s, sl, 1) != 0)
       break;
   }
   int rc = wait_all(s);
@@ -641,7 +643,7 @@ static int slot_copy(struct hstage *s, unsigned i, uint64_t off, size_t n,
   if (n > s->cb || off > s->len || n > s->len - off)
     return stage_fail(s, "chunk copy outside the staged range (bug)");
   int rc =
-      to_gpu ? s->cp.ops->to_mem(&s->cp, s->stream, off, sl->c->buf, n, why)
+      to_gpu ? s->cp.ops->to_mem(&s->cp, s->stream, off, sl->c->buf, n, 0, why)
              : s->cp.ops->from_mem(&s->cp, s->stream, sl->c->buf, off, n, why);
   if (rc != 0 ||
       s->cp.ops->event_record(&s->cp, sl->event, s->stream, why) != 0)
