@@ -579,6 +579,16 @@ struct hipobj_xfer_result {
 /* Object operations                                                        */
 /* ------------------------------------------------------------------------ */
 
+/** A cancellation token: a flag (hipobj/cancel.h) that stops the transfers whose options
+ *  carry it, the blocking calls included, from any thread. Once it is set,
+ *  each such GET or PUT stops as hipobj_xfer_cancel() stops a transfer
+ *  (requests in flight end within about a second, no new part starts, a
+ *  multipart upload is aborted on the server) and returns
+ *  HIPOBJ_E_CANCELLED; one that begins after it was set returns that at
+ *  once. A token may serve any number of transfers and clients at once; it
+ *  must outlive them, and it stays set. */
+struct hipobj_cancel;
+
 /** Options of hipobj_s3_get(). */
 struct hipobj_get_opts {
   size_t struct_size; /**< sizeof(struct hipobj_get_opts). */
@@ -597,6 +607,8 @@ struct hipobj_get_opts {
   enum hipobj_rdma_policy rdma_policy;
   /** Checksum verification of this GET; default: the client's. */
   enum hipobj_checksum_mode checksum_mode;
+  /** Stops this GET once set (struct hipobj_cancel); NULL: none. */
+  struct hipobj_cancel *cancel;
 };
 /** Initialiser for struct hipobj_get_opts. */
 #define HIPOBJ_GET_OPTS_INIT                                                   \
@@ -649,6 +661,8 @@ struct hipobj_put_opts {
                              resuming. */
   /** RDMA policy of this request; default: the client's. */
   enum hipobj_rdma_policy rdma_policy;
+  /** Stops this PUT once set (struct hipobj_cancel); NULL: none. */
+  struct hipobj_cancel *cancel;
 };
 /** Initialiser for struct hipobj_put_opts. */
 #define HIPOBJ_PUT_OPTS_INIT                                                   \
@@ -749,6 +763,7 @@ HIPOBJ_API void hipobj_xfer_cancel(struct hipobj_xfer *xfer);
  *  from its own callbacks. NULL is allowed. */
 HIPOBJ_API void hipobj_xfer_free(struct hipobj_xfer *xfer);
 
+#include "hipobj/cancel.h"
 #include "hipobj/copy.h"
 #include "hipobj/helpers.h"
 #include "hipobj/list.h"

@@ -210,6 +210,12 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {
   return n;
 }
 
+/* Set to stop the transfer: its own flag or a shared one. */
+static int cancelled(const struct s3_http_xfer *x) {
+  return x->cancel || (x->cancel_ref && *x->cancel_ref) ||
+         (x->cancel_ref2 && *x->cancel_ref2);
+}
+
 /* Progress and cancellation: libcurl calls this often while a transfer
  * runs, so a cancel request set from another thread takes effect quickly. */
 static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow,
@@ -217,7 +223,7 @@ static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow,
   (void)dltotal;
   (void)ultotal;
   struct s3_http_xfer *x = ud;
-  if (x->cancel || (x->cancel_ref && *x->cancel_ref)) {
+  if (cancelled(x)) {
     x->resp.cancelled = 1;
     return 1; /* CURLE_ABORTED_BY_CALLBACK */
   }
@@ -448,7 +454,7 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
 /* Takes an easy handle and sets the transfer up on it; NULL when the
  * transfer has already completed (cancelled, or set-up failed). */
 static struct xfer_priv *begin(struct worker *h, struct s3_http_xfer *x) {
-  if (x->cancel || (x->cancel_ref && *x->cancel_ref)) {
+  if (cancelled(x)) {
     /* Cancelled while queued (e.g. during a retry backoff). */
     x->resp.cancelled = 1;
     x->resp.transport_code = CURLE_ABORTED_BY_CALLBACK;

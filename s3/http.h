@@ -99,6 +99,8 @@ struct s3_http_xfer {
   /* Optional: a flag shared by several transfers (a whole multipart or
    * parallel transfer); non-zero cancels like `cancel`. */
   const volatile int *cancel_ref;
+  /* Optional: a second such flag (a token the library's user sets). */
+  const volatile int *cancel_ref2;
   /* A connection of its own, closed after the answer (RDMA control
    * requests: READY holds its connection through the data phase). */
   int dedicated_connection;

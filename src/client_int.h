@@ -26,6 +26,9 @@ struct hrdma_regs;
  * parallel GET or multipart PUT): cancellation and progress. */
 struct hxctl {
   volatile int cancel;
+  /* The caller's token (struct hipobj_cancel), NULL: none. It cancels
+   * like `cancel`, but is never set by the library. */
+  const volatile int *token;
   struct hipobj_client *client;
   hipobj_progress_fn progress; /* NULL: none */
   void *user;
@@ -47,7 +50,7 @@ void hxctl_add(struct hxctl *ctl, uint64_t delta);
 /* Sets the expected total (when learnt) and reports. */
 void hxctl_set_total(struct hxctl *ctl, uint64_t total);
 static inline int hxctl_cancelled(const struct hxctl *ctl) {
-  return ctl && ctl->cancel;
+  return ctl && (ctl->cancel || (ctl->token && *ctl->token));
 }
 
 struct hipobj_client {

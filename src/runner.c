@@ -371,6 +371,7 @@ static int attempt(struct hreq *r, unsigned delay_ms) {
   x->done = on_done;
   x->done_ctx = r;
   x->cancel_ref = r->ctl ? &r->ctl->cancel : NULL;
+  x->cancel_ref2 = r->ctl ? r->ctl->token : NULL;
   x->timeout_ms = r->timeout_ms;
   x->run_here = r->run_here;
   x->low_speed_bytes_per_s = r->low_speed_bytes_per_s;

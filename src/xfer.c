@@ -41,6 +41,37 @@ struct hipobj_xfer {
   struct htask cb_task; /* the completion callback, on a worker */
 };
 
+/* ---- cancellation tokens --------------------------------------------------
+ */
+
+struct hipobj_cancel {
+  volatile int set; /* read through hxctl.token by every part and request */
+};
+
+int hipobj_cancel_create(struct hipobj_cancel **out) {
+  if (!out)
+    return HIPOBJ_E_INVALID_ARGUMENT;
+  *out = calloc(1, sizeof **out);
+  return *out ? HIPOBJ_OK : HIPOBJ_E_OUT_OF_MEMORY;
+}
+
+void hipobj_cancel_set(struct hipobj_cancel *t) {
+  if (t)
+    __atomic_store_n(&t->set, 1, __ATOMIC_RELAXED);
+}
+
+int hipobj_cancel_is_set(const struct hipobj_cancel *t) {
+  return t ? __atomic_load_n(&t->set, __ATOMIC_RELAXED) : 0;
+}
+
+void hipobj_cancel_free(struct hipobj_cancel *t) {
+  free(t);
+}
+
+static const volatile int *token_flag(struct hipobj_cancel *t) {
+  return t ? &t->set : NULL;
+}
+
 /* ---- running a job ------------------------------------------------------- */
 
 /* The job's outcome, once it has ended. */
@@ -121,6 +152,7 @@ int hipobj_s3_get(struct hipobj_client *c, const char *bucket, const char *key,
     struct hxctl ctl;
     memset(&ctl, 0, sizeof ctl);
     ctl.client = c;
+    ctl.token = token_flag(o.cancel);
     struct hjob j;
     rc = hjob_get_init(c, bucket, key, &mem, &o, &ctl, &j, err);
     if (rc == HIPOBJ_OK)
@@ -149,6 +181,7 @@ int hipobj_s3_put(struct hipobj_client *c, const char *bucket, const char *key,
     struct hxctl ctl;
     memset(&ctl, 0, sizeof ctl);
     ctl.client = c;
+    ctl.token = token_flag(o.cancel);
     struct hjob j;
     rc = hjob_put_init(c, bucket, key, &mem, &o, &ctl, &j, err);
     if (rc == HIPOBJ_OK)
@@ -277,6 +310,7 @@ int hipobj_s3_get_start(struct hipobj_client *c, const char *bucket,
       HIPOBJ_OK)
     return rc;
   x->gopts = o;
+  x->ctl.token = token_flag(o.cancel);
   if (o.if_match && !(x->gopts.if_match = x->if_match = strdup(o.if_match)))
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
   if (rc == HIPOBJ_OK)
@@ -303,6 +337,7 @@ int hipobj_s3_put_start(struct hipobj_client *c, const char *bucket,
       HIPOBJ_OK)
     return rc;
   x->popts = o;
+  x->ctl.token = token_flag(o.cancel);
   if (o.content_type &&
       !(x->popts.content_type = x->content_type = strdup(o.content_type)))
     rc = herr_set(err, HIPOBJ_E_OUT_OF_MEMORY, op, "out of memory");
