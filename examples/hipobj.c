@@ -495,10 +495,13 @@ int main(int argc, char **argv) {
     return CLI_EXIT_FAIL;
   }
   signals_install();
+  umask_read();
+  xfers_init();
 
   int rc = run(&c, argc, argv);
 
   hipobj_client_free(c.client);
+  xfers_cleanup();
   hipobj_error_free(c.err);
   free(c.filters);
   hipobj_global_cleanup();

@@ -111,7 +111,7 @@ static int run_item(struct run *r, struct item *it, struct hipobj_error *err) {
     rc = upload_file(&x, it->src, b->db, it->dst, &s);
     break;
   case IT_DOWNLOAD:
-    rc = download_file(&x, b->sb, it->src, src, it->dst, &s);
+    rc = download_file(&x, b->sb, it->src, src, it->dst, it->size, &s);
     break;
   case IT_COPY:
     rc = copy_object(&x, b->sb, it->src, b->db, it->dst, &s);

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "hipobj.h"
 
@@ -213,6 +214,13 @@ void signals_set_soft(int on);
 int signals_wake_fd(void); /* -1 when the pipe could not be made */
 void signals_wake(void);   /* async-signal-safe; any thread */
 
+/* The process's umask, read by umask_read() while main() is the only
+ * thread: reading a umask means setting it, and a worker that created a
+ * directory in between would get it wrong. Downloads give their files
+ * 0666 & ~umask_value(), the mode a plain create gives. */
+void umask_read(void);
+mode_t umask_value(void);
+
 /* hipobj_wait.c ------------------------------------------------------------ */
 
 struct progress;
@@ -243,8 +251,14 @@ int xfer_put(struct cli *c, struct progress *p, const char *bucket,
              const char *key, const struct hipobj_mem *mem,
              const struct hipobj_put_opts *po, struct hipobj_xfer_result *res,
              struct hipobj_error *err);
-/* Cancels every transfer started by a worker (main thread). */
+/* Cancels every transfer started by a worker (main thread), and sets the
+ * token of their blocking calls. */
 void xfers_cancel_all(void);
+/* The token the workers' blocking calls carry (hipobj_cancel_create), made
+ * by xfers_init() in main(); NULL when it could not be made. */
+struct hipobj_cancel *xfers_token(void);
+void xfers_init(void);
+void xfers_cleanup(void);
 /* Marks the calling thread as a worker (waits without polling). */
 void xfer_thread_is_worker(void);
 

@@ -318,8 +318,62 @@ static int fetch_into(struct xctx *x, const char *bucket, const char *key,
   return 0;
 }
 
+/* Objects the listing says are at most this long come through a buffer. */
+#define SMALL_GET_MAX ((uint64_t)256 << 10)
+#define TAKE_FILE_PATH (-1) /* fetch_small: not done, no failure recorded */
+
+/* A small object comes into a buffer with the blocking GET, which the
+ * library runs on this thread from request to answer, and goes into the
+ * file in one write: through file memory and the asynchronous API, a few
+ * KiB would cross to the library's HTTP thread, its file thread and back
+ * (on the 2-core VM, 2000 x 4 KiB with 16 in flight: 0.44 s and 0.47 CPU
+ * s that way, 0.31 s and 0.33 CPU s this way). The main thread stops it
+ * through the workers' cancellation token. TAKE_FILE_PATH: the object
+ * has grown past the listed size since the listing, or there is no token
+ * (nothing written; the caller takes the file path). */
+static int fetch_small(struct xctx *x, const char *bucket, const char *key,
+                       const char *src_name, int fd, const char *tmp,
+                       uint64_t listed, int64_t *mtime, struct cp_stats *s) {
+  struct cli *c = x->c;
+  struct hipobj_get_opts go = HIPOBJ_GET_OPTS_INIT;
+  go.cancel = xfers_token();
+  if (!go.cancel)
+    return TAKE_FILE_PATH;
+  size_t cap = listed ? (size_t)listed : 1;
+  unsigned char *buf = malloc(cap);
+  if (!buf)
+    return xfail_errno(x, tmp, ENOMEM);
+  struct hipobj_mem mem = hipobj_mem_host(buf, cap);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  int st = hipobj_s3_get(c->client, bucket, key, &mem, &go, &res, x->err);
+  int rc = 0;
+  if (st == HIPOBJ_E_BUFFER_TOO_SMALL) {
+    rc = TAKE_FILE_PATH;
+  } else if (st != HIPOBJ_OK) {
+    stats_add(s, &res);
+    cli_explain(c, bucket, key, x->err);
+    rc = xfail_lib(x, src_name);
+  } else {
+    stats_add(s, &res);
+    if (res.bytes != res.object_size)
+      rc = xfail_msg(x, src_name,
+                     "short read: got %" PRIu64 " of %" PRIu64 " bytes",
+                     res.bytes, res.object_size);
+    else if (write_all(fd, buf, (size_t)res.bytes) != 0)
+      rc = xfail_errno(x, tmp, errno);
+  }
+  free(buf);
+  if (rc == 0) {
+    progress_add(x->p, res.bytes);
+    s->bytes += res.bytes;
+    *mtime = res.last_modified;
+  }
+  return rc;
+}
+
 int download_file(struct xctx *x, const char *bucket, const char *key,
-                  const char *src_name, const char *path, struct cp_stats *s) {
+                  const char *src_name, const char *path, uint64_t size_hint,
+                  struct cp_stats *s) {
   struct cli *c = x->c;
   struct stat st;
   int exists = stat(path, &st) == 0;
@@ -335,9 +389,6 @@ int download_file(struct xctx *x, const char *bucket, const char *key,
       rc = xfail_errno(x, path, errno);
     return rc;
   }
-  int e = make_parents(path);
-  if (e)
-    return xfail_errno(x, path, e);
   /* The temp file sits next to the destination so rename() is atomic. */
   const char *base = last_component(path);
   char *tmp = NULL;
@@ -346,6 +397,19 @@ int download_file(struct xctx *x, const char *bucket, const char *key,
     return xfail_errno(x, path, ENOMEM);
   int rc = 0, slot = -1;
   int fd = mkstemp(tmp);
+  if (fd < 0 && errno == ENOENT) {
+    /* The directories are made only when missing: most files of a tree
+     * share theirs, and mkdir of each level would cost every one of them
+     * a system call per level. mkstemp leaves the name undefined when it
+     * fails: the pattern is put back. */
+    int e = make_parents(path);
+    if (e) {
+      free(tmp);
+      return xfail_errno(x, path, e);
+    }
+    memcpy(tmp + strlen(tmp) - 6, "XXXXXX", 6);
+    fd = mkstemp(tmp);
+  }
   if (fd < 0) {
     rc = xfail_errno(x, path, errno);
     free(tmp);
@@ -354,16 +418,19 @@ int download_file(struct xctx *x, const char *bucket, const char *key,
   slot = signals_add_temp(tmp);
   /* mkstemp makes 0600; give the file the mode a plain create would (or
    * keep the mode of the file being replaced). */
-  mode_t mask = umask(0);
-  umask(mask);
-  mode_t mode = exists ? (st.st_mode & 07777) : (0666 & ~mask);
+  mode_t mode = exists ? (st.st_mode & 07777) : (0666 & ~umask_value());
   int64_t mtime = 0;
   if (fchmod(fd, mode) != 0)
     rc = xfail_errno(x, tmp, errno);
   else if (c->use_gpu)
     rc = download_gpu(x, bucket, key, src_name, fd, tmp, &mtime, s);
-  else
-    rc = fetch_into(x, bucket, key, src_name, fd, tmp, &mtime, s);
+  else {
+    rc = TAKE_FILE_PATH;
+    if (size_hint <= SMALL_GET_MAX && !c->has_range)
+      rc = fetch_small(x, bucket, key, src_name, fd, tmp, size_hint, &mtime, s);
+    if (rc == TAKE_FILE_PATH) /* size unknown, large, or grown since */
+      rc = fetch_into(x, bucket, key, src_name, fd, tmp, &mtime, s);
+  }
   if (rc == 0 && mtime > 0) {
     /* Like aws s3 cp: the file's mtime is the object's, which is also
      * what sync compares. Not fatal. */
@@ -515,7 +582,8 @@ static int cp_one(struct cli *c, const struct location *src,
     rc = download_stream(&x, src->bucket, src->key, src->arg, STDOUT_FILENO,
                          "stdout", 1, &s);
   else
-    rc = download_file(&x, src->bucket, src->key, src->arg, name, &s);
+    rc = download_file(&x, src->bucket, src->key, src->arg, name, UINT64_MAX,
+                       &s);
   if (rc == 0 && move)
     rc = remove_source(&x, src);
   if (rc == 0) {

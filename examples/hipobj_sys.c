@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -60,6 +61,17 @@ static void on_signal(int sig) {
   signal(sig, SIG_DFL);
   raise(sig); /* delivered when the handler returns: dies by the signal */
   errno = saved;
+}
+
+static mode_t process_umask = 022;
+
+void umask_read(void) {
+  process_umask = umask(0);
+  umask(process_umask);
+}
+
+mode_t umask_value(void) {
+  return process_umask;
 }
 
 void signals_install(void) {

@@ -104,7 +104,26 @@ static void reg_drop(int slot) {
   pthread_mutex_unlock(&reg_lock);
 }
 
+/* Blocking calls (a worker's small downloads) cannot be reached through a
+ * transfer: they carry this token instead. */
+static struct hipobj_cancel *token;
+
+void xfers_init(void) {
+  if (hipobj_cancel_create(&token) != HIPOBJ_OK)
+    token = NULL; /* the workers then use transfers only */
+}
+
+void xfers_cleanup(void) {
+  hipobj_cancel_free(token);
+  token = NULL;
+}
+
+struct hipobj_cancel *xfers_token(void) {
+  return token;
+}
+
 void xfers_cancel_all(void) {
+  hipobj_cancel_set(token);
   pthread_mutex_lock(&reg_lock);
   reg_cancelled = 1;
   for (int i = 0; i < CLI_MAX_JOBS; i++)
@@ -175,7 +194,9 @@ static int run(struct cli *c, struct progress *p, start_fn start,
   atomic_init(&w.x, NULL);
   struct hipobj_xfer_opts xo = HIPOBJ_XFER_OPTS_INIT;
   xo.progress = on_progress;
-  xo.done = on_done;
+  /* A worker sleeps in hipobj_xfer_wait(): a callback would only cost a
+   * hop to a library thread and a wake-up of the main thread per file. */
+  xo.done = is_worker ? NULL : on_done;
   xo.user = &w;
   struct hipobj_xfer *x = NULL;
   int st;

@@ -65,7 +65,8 @@ int xctx_report(struct xctx *x);
 int upload_file(struct xctx *x, const char *path, const char *bucket,
                 const char *key, struct cp_stats *s);
 int download_file(struct xctx *x, const char *bucket, const char *key,
-                  const char *src_name, const char *path, struct cp_stats *s);
+                  const char *src_name, const char *path, uint64_t size_hint,
+                  struct cp_stats *s);
 int copy_object(struct xctx *x, const char *sb, const char *sk, const char *db,
                 const char *dk, struct cp_stats *s);
 /* hipobj_stream.c: stdin or a pipe to S3; S3 to stdout, a pipe or a

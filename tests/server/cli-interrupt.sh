@@ -8,7 +8,9 @@
 #   - with --keep-failed-upload it prints the upload id, which is still
 #     listed;
 #   - a download exits likewise and leaves neither the file nor its temp
-#     file.
+#     file;
+#   - cp --recursive of small objects (blocking GETs on its workers,
+#     stopped by their cancellation token) exits 130, no file left.
 # Waits are bounded (a hang fails the test); nothing is asserted about how
 # long anything took.
 #
@@ -160,6 +162,28 @@ for sig in INT TERM; do
   [ ! -e "$WORK/dl.out" ] || fail "dl.out exists"
   ! temp_file_made || fail "the temp file is left: $(ls -a "$WORK")"
 done
+
+# Small objects (at most 256 KiB) come through the library's blocking GET
+# on the worker's own thread: the workers' cancellation token stops them.
+step "cp --recursive of small objects, SIGINT mid-download"
+start_server ""
+head -c 1000 /dev/urandom >"$WORK/tiny"
+for f in f1 f2 f3 sub/f4 sub/f5 sub/f6; do
+  "${H[@]}" cp "$WORK/tiny" "s3://$BUCKET/tree/$f" >/dev/null
+done
+# Held back longer than interrupt() waits: only the token ends them in time.
+start_server "op=GetObject,action=delay:120000"
+mkdir -p "$WORK/tree"
+"${H[@]}" cp --recursive --jobs 4 "s3://$BUCKET/tree/" "$WORK/tree" \
+  >"$WORK/out" 2>"$WORK/err" &
+CP_PID=$!
+tree_temp_made() { [ -n "$(find "$WORK/tree" -name '.*.hipobj-*')" ]; }
+wait_for "its temp files" tree_temp_made
+interrupt INT
+[ "$rc" -eq 130 ] || fail "exit status $rc, not 130"
+grep -q "interrupted" "$WORK/err" || fail "no 'interrupted' message"
+[ -z "$(find "$WORK/tree" -type f)" ] ||
+  fail "files left: $(find "$WORK/tree" -type f)"
 
 step "cp download completes without a signal"
 start_server ""
