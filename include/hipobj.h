@@ -579,14 +579,14 @@ struct hipobj_xfer_result {
 /* Object operations                                                        */
 /* ------------------------------------------------------------------------ */
 
-/** A cancellation token: a flag (hipobj/cancel.h) that stops the transfers whose options
- *  carry it, the blocking calls included, from any thread. Once it is set,
- *  each such GET or PUT stops as hipobj_xfer_cancel() stops a transfer
- *  (requests in flight end within about a second, no new part starts, a
- *  multipart upload is aborted on the server) and returns
- *  HIPOBJ_E_CANCELLED; one that begins after it was set returns that at
- *  once. A token may serve any number of transfers and clients at once; it
- *  must outlive them, and it stays set. */
+/** A cancellation token (hipobj/cancel.h): a flag that stops the
+ *  transfers whose options carry it, the blocking calls included, from any
+ *  thread. Once it is set, each such GET or PUT stops as
+ *  hipobj_xfer_cancel() stops a transfer (requests in flight end within
+ *  about a second, no new part starts, a multipart upload is aborted on
+ *  the server) and returns HIPOBJ_E_CANCELLED; one that begins after it was
+ *  set returns that at once. A token may serve any number of transfers and
+ *  clients at once; it must outlive them, and it stays set. */
 struct hipobj_cancel;
 
 /** Options of hipobj_s3_get(). */
