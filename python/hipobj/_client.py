@@ -360,7 +360,10 @@ class Client:
         range=(offset, length) (length None: to the end) or a slice.
         Large reads run as parallel ranged GETs pinned to one ETag.
         progress(bytes_done, bytes_total) is called on this thread.
-        Ctrl-C cancels the transfer. Returns a Result."""
+        Ctrl-C cancels the transfer on the main thread (on other threads,
+        which Python's signals never reach, a call without progress is the
+        library's blocking call: a small GET then runs entirely on the
+        calling thread). Returns a Result."""
         mem, kw, finish = self._get_args(bucket, key, out, range, if_match,
                                          part_size, concurrency, rdma,
                                          progress)

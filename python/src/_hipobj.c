@@ -372,12 +372,48 @@ out:
   return ret;
 }
 
+/* Whether this is the thread Python runs signal handlers on
+ * (threading.main_thread(), asked again in a new process: a fork from
+ * another thread makes that one the main thread). -1 with an exception. */
+static int on_main_thread(void) {
+  static pid_t pid;
+  static unsigned long main_ident;
+  if (pid != getpid()) {
+    PyObject *mod = PyImport_ImportModule("threading");
+    PyObject *t = mod ? PyObject_CallMethod(mod, "main_thread", NULL) : NULL;
+    PyObject *id = t ? PyObject_GetAttrString(t, "ident") : NULL;
+    Py_XDECREF(mod);
+    Py_XDECREF(t);
+    if (id == NULL) {
+      return -1;
+    }
+    main_ident = PyLong_AsUnsignedLong(id);
+    Py_DECREF(id);
+    if (PyErr_Occurred()) {
+      return -1;
+    }
+    pid = getpid();
+  }
+  return PyThread_get_thread_ident() == main_ident;
+}
+
 /* get(bucket, key, mem, ...) and put(bucket, key, mem, ...): a transfer
- * run to completion on this thread (see xfer_run_blocking). */
+ * run to completion on this thread. On the main thread it is started and
+ * waited for (xfer_run_blocking), so that Ctrl-C cancels it and a progress
+ * callback runs here; on another thread (no signal reaches Python code
+ * there) without a progress callback, it is the library's blocking call,
+ * which spares a small GET two hand-offs between threads. */
 static PyObject *client_blocking(client_obj *self, int is_get, PyObject *args,
                                  PyObject *kw) {
   PyObject *progress = kw ? PyDict_GetItemString(kw, "progress") : NULL;
-  xfer_obj *x = (xfer_obj *)xfer_start(self, is_get, args, kw, 0);
+  int main = on_main_thread();
+  if (main < 0) {
+    return NULL;
+  }
+  if (!main && (progress == NULL || progress == Py_None)) {
+    return xfer_start(self, is_get, args, kw, XFER_DIRECT);
+  }
+  xfer_obj *x = (xfer_obj *)xfer_start(self, is_get, args, kw, XFER_WAITED);
   if (x == NULL) {
     return NULL;
   }
@@ -394,11 +430,11 @@ static PyObject *client_put(client_obj *self, PyObject *args, PyObject *kw) {
 }
 static PyObject *client_get_start(client_obj *self, PyObject *args,
                                   PyObject *kw) {
-  return xfer_start(self, 1, args, kw, 1);
+  return xfer_start(self, 1, args, kw, XFER_ASYNC);
 }
 static PyObject *client_put_start(client_obj *self, PyObject *args,
                                   PyObject *kw) {
-  return xfer_start(self, 0, args, kw, 1);
+  return xfer_start(self, 0, args, kw, XFER_ASYNC);
 }
 
 static PyMethodDef client_methods[] = {

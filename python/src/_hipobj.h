@@ -97,8 +97,14 @@ PyObject *result_tuple(const struct hipobj_xfer_result *res);
 int rdma_policy_from(PyObject *o, enum hipobj_rdma_policy *out);
 
 /* _hipobj_xfer.c */
+/* How xfer_start runs the transfer. */
+enum xfer_mode {
+  XFER_WAITED, /* started; xfer_run_blocking waits, interruptible */
+  XFER_ASYNC,  /* started; the dispatcher delivers its end */
+  XFER_DIRECT  /* the library's blocking call on this thread: the result */
+};
 PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
-                     int async);
+                     enum xfer_mode mode);
 PyObject *client_wait_event(client_obj *self, PyObject *unused);
 /* Waits for a blocking call's transfer, calling progress(done, total)
  * when it moves and cancelling on a signal (KeyboardInterrupt). Returns

@@ -135,8 +135,33 @@ static xfer_obj *xfer_alloc(client_obj *c) {
   return x;
 }
 
+/* The library's blocking call on this thread, the GIL released: a small
+ * GET into host memory then runs from request to answer here, where the
+ * started form crosses to an HTTP worker, a scheduler worker and back.
+ * Returns the result tuple, or NULL with the exception set. */
+static PyObject *xfer_direct(client_obj *self, int is_get, const char *bucket,
+                             const char *key, xfer_obj *x,
+                             const struct hipobj_get_opts *go,
+                             const struct hipobj_put_opts *po) {
+  int rc;
+  Py_BEGIN_ALLOW_THREADS;
+  rc = is_get ? hipobj_s3_get(self->c, bucket, key, &x->mem.mem, go, &x->res,
+                              x->err)
+              : hipobj_s3_put(self->c, bucket, key, &x->mem.mem, po, &x->res,
+                              x->err);
+  Py_END_ALLOW_THREADS;
+  x->status = rc;
+  x->done = x->finished = 1;
+  pymem_release(&x->mem);
+  client_leave(self);
+  PyObject *ret = xfer_outcome(x);
+  Py_DECREF(x);
+  return ret;
+}
+
 PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
-                     int async) {
+                     enum xfer_mode mode) {
+  int async = mode == XFER_ASYNC;
   static char *get_kw[] = {
       "bucket",   "key",      "mem",       "has_range",   "offset",
       "length",   "if_match", "part_size", "concurrency", "rdma_policy",
@@ -199,6 +224,9 @@ PyObject *xfer_start(client_obj *self, int is_get, PyObject *args, PyObject *kw,
   if (client_enter(self) < 0) {
     Py_DECREF(x);
     return NULL;
+  }
+  if (mode == XFER_DIRECT) {
+    return xfer_direct(self, is_get, bucket, key, x, &go, &po);
   }
   if (async) {
     /* The map keeps x alive until the dispatcher has delivered its end. */

@@ -292,3 +292,42 @@ def test_fork_child_needs_its_own_client(client, bucket):
     _, st = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(st) == 0
     assert client.get(bucket, "k").data == b"parent"
+
+
+def test_blocking_calls_on_other_threads(client, bucket):
+    """Off the main thread, get/put without a progress callback are the
+    library's blocking calls (a small GET runs on the calling thread); the
+    results and errors are those of the main thread's."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    small, big = pattern(4096, 7), pattern(9 * MiB + 5, 8)
+    on_main = client.put(bucket, "t/small", small)
+
+    def work(i):
+        key = f"t/{i}"
+        data = small if i % 2 else big
+        r = client.put(bucket, key, data, part_size="5MiB",
+                       multipart_threshold=5 * MiB)
+        assert r.bytes == len(data)
+        assert r.parts == (on_main.parts if i % 2 else 2)
+        out = bytearray(len(data))
+        g = client.get(bucket, key, out=out, part_size=2 * MiB)
+        assert g.bytes == len(data) and g.etag == r.etag and out == data
+        g = client.get(bucket, "t/small")
+        assert g.data == small and g.etag == on_main.etag
+        with pytest.raises(hipobj.NotFound):
+            client.get(bucket, f"t/none-{i}", out=bytearray(8))
+        with pytest.raises(hipobj.BufferTooSmall):
+            client.get(bucket, "t/small", out=bytearray(10))
+        # With a progress callback the transfer is waited for on this
+        # thread, the callback called here.
+        seen = set()
+        client.get(bucket, "t/small", out=bytearray(4096),
+                   progress=lambda d, t: seen.add(threading.get_ident()))
+        assert seen == {threading.get_ident()}
+        return i
+
+    with ThreadPoolExecutor(4) as pool:
+        assert sorted(pool.map(work, range(6))) == list(range(6))
+    client.close()  # no call is left running on it
