@@ -44,6 +44,11 @@ struct hipobj_xfer {
 /* ---- cancellation tokens --------------------------------------------------
  */
 
+/* Nothing wakes the I/O threads when a token is set (it knows no client):
+ * a request in flight sees it at libcurl's next progress call, which comes
+ * at least once a second because stall detection is always on (its
+ * low-speed check runs on a one-second timer); a part not started sees it
+ * at the scheduler's next turn. */
 struct hipobj_cancel {
   volatile int set; /* read through hxctl.token by every part and request */
 };
