@@ -335,6 +335,18 @@ const char *resp_hdr(const struct http_resp *r, const char *name, char *buf,
   return buf;
 }
 
+int upload_open(const char *url) {
+  struct sreq q = {.method = "GET", .target = "/" T_BUCKET "?uploads"};
+  struct http_resp r;
+  cr_assert_eq(http_send(url, &q, &r), 0);
+  cr_assert_eq(r.status, 200, "ListMultipartUploads: HTTP %d", r.status);
+  int open = xml_text(&r, "UploadId")[0] != '\0';
+  if (open)
+    cr_log_info("open upload(s): %s", r.body);
+  resp_free(&r);
+  return open;
+}
+
 const char *xml_text(const struct http_resp *r, const char *el) {
   static __thread char out[2048];
   char open[80], close_[80];

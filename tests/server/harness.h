@@ -84,6 +84,10 @@ const char *resp_hdr(const struct http_resp *r, const char *name, char *buf,
                      size_t n);
 /* Text of the first <el> in body, "" when absent (static buffer). */
 const char *xml_text(const struct http_resp *r, const char *el);
+/* Whether a multipart upload is open in T_BUCKET, asked of the server
+ * itself (ListMultipartUploads, signed; asserts the answer is 200). The
+ * listing is logged when one is. */
+int upload_open(const char *url);
 /* Asserts an S3 error answer (status, <Code>, and msg_part in <Message>
  * unless NULL), then frees r. */
 void expect_s3_error(struct http_resp *r, int status, const char *code,
