@@ -278,39 +278,40 @@ void s3_sigv4_key_cache_destroy(struct s3_sigv4_key_cache *kc) {
 /* The signature through the cache: the key is derived again only when the
  * date, region, service or secret changed. Falls back to deriving it when
  * the inputs do not fit the cache. */
-static void cached_signature(struct s3_sigv4_key_cache *kc,
-                             const struct s3_sigv4_input *in,
-                             const char *string_to_sign,
-                             char out[S3_SHA256_HEX_LEN + 1]) {
+void s3_sigv4_signature_cached(struct s3_sigv4_key_cache *kc,
+                               const char *secret_key, const char *amz_date,
+                               const char *region, const char *service,
+                               const char *string_to_sign,
+                               char out[S3_SHA256_HEX_LEN + 1]) {
   out[0] = '\0';
-  if (strlen(in->region) >= sizeof kc->region ||
-      strlen(in->service) >= sizeof kc->service) {
-    s3_sigv4_signature(in->secret_key, in->amz_date, in->region, in->service,
-                       string_to_sign, out);
+  if (!kc || !secret_key || !string_to_sign || !valid_amz_date(amz_date) ||
+      !valid_scope_part(region) || !valid_scope_part(service) ||
+      strlen(region) >= sizeof kc->region ||
+      strlen(service) >= sizeof kc->service) {
+    s3_sigv4_signature(secret_key, amz_date, region, service, string_to_sign,
+                       out);
     return;
   }
   uint8_t key[S3_SHA256_LEN];
   pthread_mutex_lock(&kc->lock);
-  int hit = kc->valid && !strncmp(kc->date, in->amz_date, 8) &&
-            !strcmp(kc->region, in->region) &&
-            !strcmp(kc->service, in->service) && kc->secret &&
-            !strcmp(kc->secret, in->secret_key);
+  int hit = kc->valid && !strncmp(kc->date, amz_date, 8) &&
+            !strcmp(kc->region, region) && !strcmp(kc->service, service) &&
+            kc->secret && !strcmp(kc->secret, secret_key);
   if (!hit) {
     kc->valid = 0;
-    if (!kc->secret || strcmp(kc->secret, in->secret_key)) {
+    if (!kc->secret || strcmp(kc->secret, secret_key)) {
       if (kc->secret) {
         OPENSSL_cleanse(kc->secret, strlen(kc->secret));
         free(kc->secret);
       }
-      kc->secret = strdup(in->secret_key);
+      kc->secret = strdup(secret_key);
     }
-    if (kc->secret &&
-        s3_sigv4_signing_key(in->secret_key, in->amz_date, in->region,
-                             in->service, kc->key) == 0) {
-      memcpy(kc->date, in->amz_date, 8);
+    if (kc->secret && s3_sigv4_signing_key(secret_key, amz_date, region,
+                                           service, kc->key) == 0) {
+      memcpy(kc->date, amz_date, 8);
       kc->date[8] = '\0';
-      strcpy(kc->region, in->region);
-      strcpy(kc->service, in->service);
+      strcpy(kc->region, region);
+      strcpy(kc->service, service);
       kc->valid = 1;
     }
   }
@@ -334,12 +335,8 @@ int s3_sigv4_authorization(const struct s3_sigv4_input *in, struct hbuf *out) {
       s3_sigv4_string_to_sign(in->amz_date, in->region, in->service,
                               hbuf_str(&creq), &sts) != 0)
     goto done;
-  if (in->key_cache && valid_amz_date(in->amz_date) &&
-      valid_scope_part(in->region) && valid_scope_part(in->service))
-    cached_signature(in->key_cache, in, hbuf_str(&sts), sig);
-  else
-    s3_sigv4_signature(in->secret_key, in->amz_date, in->region, in->service,
-                       hbuf_str(&sts), sig);
+  s3_sigv4_signature_cached(in->key_cache, in->secret_key, in->amz_date,
+                            in->region, in->service, hbuf_str(&sts), sig);
   if (strlen(sig) != S3_SHA256_HEX_LEN)
     goto done;
   /* ", " between the parts, as AWS's own SDKs and curl write it; S3

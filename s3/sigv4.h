@@ -72,6 +72,13 @@ void s3_sigv4_signature(const char *secret_key, const char *amz_date,
                         const char *region, const char *service,
                         const char *string_to_sign,
                         char out[S3_SHA256_HEX_LEN + 1]);
+/* The same through kc (NULL: no cache): the signing key is derived again
+ * only when the day, region, service or secret differ from kc's. */
+void s3_sigv4_signature_cached(struct s3_sigv4_key_cache *kc,
+                               const char *secret_key, const char *amz_date,
+                               const char *region, const char *service,
+                               const char *string_to_sign,
+                               char out[S3_SHA256_HEX_LEN + 1]);
 /* All stages: appends the whole Authorization header value
  * ("AWS4-HMAC-SHA256 Credential=AK/20130524/us-east-1/s3/aws4_request,
  *   SignedHeaders=..., Signature=...") to out. */

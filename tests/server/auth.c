@@ -282,8 +282,8 @@ static int compute(struct req *r, const struct sig_parts *p,
       s3_sigv4_string_to_sign(p->amz_date, p->region, "s3", hbuf_str(creq),
                               &sts) != 0)
     goto done;
-  s3_sigv4_signature(r->cred->secret_key, p->amz_date, p->region, "s3",
-                     hbuf_str(&sts), sig);
+  s3_sigv4_signature_cached(r->cred->key_cache, r->cred->secret_key,
+                            p->amz_date, p->region, "s3", hbuf_str(&sts), sig);
   rc = strlen(sig) == 64 ? 0 : -1;
 done:
   for (size_t i = 0; hh && i < nh; i++)
@@ -444,8 +444,9 @@ void auth_chunk_signature(const struct req *r, const char *prev_sig,
               S3_EMPTY_SHA256, chunk_sha_hex);
   out[0] = '\0';
   if (!sts.oom)
-    s3_sigv4_signature(r->cred->secret_key, r->amz_date, r->srv->region, "s3",
-                       hbuf_str(&sts), out);
+    s3_sigv4_signature_cached(r->cred->key_cache, r->cred->secret_key,
+                              r->amz_date, r->srv->region, "s3", hbuf_str(&sts),
+                              out);
   hbuf_free(&sts);
 }
 
@@ -459,8 +460,9 @@ void auth_trailer_signature(const struct req *r, const char *prev_sig,
       r->amz_date, r->amz_date, r->srv->region, prev_sig, trailer_sha_hex);
   out[0] = '\0';
   if (!sts.oom)
-    s3_sigv4_signature(r->cred->secret_key, r->amz_date, r->srv->region, "s3",
-                       hbuf_str(&sts), out);
+    s3_sigv4_signature_cached(r->cred->key_cache, r->cred->secret_key,
+                              r->amz_date, r->srv->region, "s3", hbuf_str(&sts),
+                              out);
   hbuf_free(&sts);
 }
 

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "hipobj.h"
+#include "metacache.h"
+#include "s3/sigv4.h"
 #include "server.h"
 #include "storage.h"
 
@@ -392,7 +394,8 @@ int main(int argc, char **argv) {
     n_keys = 1;
   }
   srv.creds = calloc((size_t)n_keys, sizeof *srv.creds);
-  if (!srv.creds)
+  struct s3_sigv4_key_cache *caches = calloc((size_t)n_keys, sizeof *caches);
+  if (!srv.creds || !caches)
     die("out of memory");
   for (int i = 0; i < n_keys; i++) {
     if (!*keys[i] || !*secrets[i] || strpbrk(keys[i], "/, ;="))
@@ -400,6 +403,8 @@ int main(int argc, char **argv) {
           keys[i]);
     srv.creds[i].access_key = keys[i];
     srv.creds[i].secret_key = secrets[i];
+    s3_sigv4_key_cache_init(&caches[i]);
+    srv.creds[i].key_cache = &caches[i];
   }
   srv.n_creds = (size_t)n_keys;
   if (!srv.region)
@@ -425,6 +430,8 @@ int main(int argc, char **argv) {
     die("%s", hbuf_str(&why));
   }
   hbuf_free(&why);
+  if (srv.memory && !(srv.meta_cache = mc_create()))
+    die("out of memory");
 
   /* Signals: handled by sigwait() in this thread only; every thread
    * started from here on inherits the blocked mask. */
@@ -470,6 +477,10 @@ int main(int argc, char **argv) {
   faults_free(srv.faults);
   if (srv.memory)
     mem_teardown(&srv);
+  mc_free(srv.meta_cache);
+  for (size_t i = 0; i < srv.n_creds; i++)
+    s3_sigv4_key_cache_destroy(&caches[i]);
+  free(caches);
   free(srv.creds);
   free(srv.root);
   free(srv.tls_cert_pem);

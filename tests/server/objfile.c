@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "metacache.h"
 #include "src/base/uri.h"
 #include "storage.h"
 
@@ -71,13 +72,34 @@ done:
   return rc;
 }
 
+/* The metadata of the data file st: the memory mode's cache (metacache.c)
+ * when it holds that file's, else the file's, kept when it describes st. */
+static int load_meta(const struct server *s, const char *bucket,
+                     const char *name, const struct stat *st,
+                     struct obj_meta *m) {
+  struct hbuf text = HBUF_INIT;
+  int cached = mc_get(s->meta_cache, bucket, name, st, &text) == 0;
+  int rc = 0;
+  if (!cached) {
+    char *meta_path = st_path(s, bucket, ".hipobj/meta/%s", name);
+    rc = meta_path ? meta_read(meta_path, &text) : -ENOMEM;
+    free(meta_path);
+  }
+  if (rc == 0)
+    rc = meta_parse(hbuf_str(&text), text.len, m);
+  if (rc == 0 && !cached && m->ino == (uint64_t)st->st_ino &&
+      m->size == (uint64_t)st->st_size)
+    mc_put(s->meta_cache, bucket, name, st, text.data, text.len);
+  hbuf_free(&text);
+  return rc;
+}
+
 static int open_by_name(const struct server *s, const char *bucket,
                         const char *name, const char *key, struct obj_meta *m,
                         int *fdp) {
   char *data_path = st_path(s, bucket, "%s", name);
-  char *meta_path = st_path(s, bucket, ".hipobj/meta/%s", name);
   int rc = 0;
-  if (!data_path || !meta_path) {
+  if (!data_path) {
     rc = -ENOMEM;
     goto done;
   }
@@ -86,7 +108,7 @@ static int open_by_name(const struct server *s, const char *bucket,
   struct stat st;
   int mrc = -ENOENT;
   if (fd >= 0 && fstat(fd, &st) == 0)
-    mrc = meta_load(meta_path, m);
+    mrc = load_meta(s, bucket, name, &st, m);
   else if (fd >= 0) {
     close(fd);
     fd = -1;
@@ -126,7 +148,6 @@ static int open_by_name(const struct server *s, const char *bucket,
     close(fd);
 done:
   free(data_path);
-  free(meta_path);
   return rc;
 }
 

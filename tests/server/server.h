@@ -38,6 +38,9 @@ enum srv_log_level { SLOG_ERROR = 0, SLOG_WARN, SLOG_INFO, SLOG_DEBUG };
 struct srv_cred {
   const char *access_key;
   const char *secret_key;
+  /* The signing key of the day, derived once instead of four HMACs per
+   * request and chunk; NULL: derived every time. */
+  struct s3_sigv4_key_cache *key_cache;
 };
 
 struct faults;
@@ -62,6 +65,7 @@ struct server {
   int memory;
   uint64_t mem_cap;
   int mem_own_root;
+  struct metacache *meta_cache; /* memory mode: metacache.c; else NULL */
   struct faults *faults;
   struct delayer *delayer;
   volatile int stopping;

@@ -414,14 +414,19 @@ static int read_all(int fd, struct hbuf *out) {
   }
 }
 
-int meta_load(const char *path, struct obj_meta *m) {
-  memset(m, 0, sizeof *m);
+int meta_read(const char *path, struct hbuf *text) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
-  struct hbuf b = HBUF_INIT;
-  int rc = read_all(fd, &b);
+  int rc = read_all(fd, text);
   close(fd);
+  return rc;
+}
+
+int meta_load(const char *path, struct obj_meta *m) {
+  memset(m, 0, sizeof *m);
+  struct hbuf b = HBUF_INIT;
+  int rc = meta_read(path, &b);
   if (rc == 0)
     rc = meta_parse(hbuf_str(&b), b.len, m);
   hbuf_free(&b);

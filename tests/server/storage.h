@@ -62,6 +62,8 @@ void meta_free(struct obj_meta *m);
 void meta_format(const struct obj_meta *m, struct hbuf *out);
 int meta_parse(const char *text, size_t len, struct obj_meta *m);
 int meta_load(const char *path, struct obj_meta *m); /* 0 or -errno */
+/* Appends the metadata file's text to text: 0 or -errno. */
+int meta_read(const char *path, struct hbuf *text);
 
 /* Paths: malloc'd "<root>/<bucket>[/<rel>]". */
 char *st_path(const struct server *s, const char *bucket, const char *fmt, ...)

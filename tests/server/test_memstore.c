@@ -2,7 +2,8 @@
  * measures clients against: through the public library and real libcurl,
  * PUT, GET, multipart uploads and listings return exactly the bytes
  * stored; ETags are the documented CRC-64/NVME form (the MD5 when
- * Content-MD5 was sent); signatures and payload hashes are still checked;
+ * Content-MD5 was sent); metadata kept in memory follows every overwrite;
+ * signatures and payload hashes are still checked;
  * the byte cap is enforced with 507 InsufficientStorage and freed space is
  * seen again; a root that is not in RAM is refused. Needs a tmpfs at
  * /dev/shm (skipped without one). */
@@ -354,6 +355,55 @@ Test(memstore, part_etags_are_marked_as_no_md5) {
   cr_assert_str_eq(done.etag, want);
   get_equals("parts", data, sizes[0] + sizes[1]);
   free(data);
+}
+
+/* PUTs n bytes of seed's pattern to key with content type ctype, as one
+ * request or (mpu) a multipart upload of one part; HEADs it and asserts
+ * what a reader must see: the new ETag, size and type, then the bytes. */
+static void put_and_check(const char *key, size_t n, unsigned seed,
+                          const char *ctype, int mpu) {
+  char *data = malloc(n);
+  cr_assert_not_null(data);
+  fill_pattern(data, n, seed);
+  struct hipobj_mem src = hipobj_mem_host(data, n);
+  struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
+  po.content_type = ctype;
+  po.multipart_threshold = mpu ? 1 : 0;
+  OK(hipobj_s3_put(cli, T_BUCKET, key, &src, &po, NULL, err));
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, key, &info, err));
+  cr_assert_eq(info.size, n);
+  cr_assert_str_eq(info.content_type, ctype, "seed %u", seed);
+  if (mpu) {
+    size_t el = strlen(info.etag);
+    cr_assert(el > 4 && !strcmp(info.etag + el - 3, "-1\""), "ETag %s",
+              info.etag);
+  } else {
+    char etag[64];
+    crc_etag(data, n, "-1", etag);
+    cr_assert_str_eq(info.etag, etag, "seed %u", seed);
+  }
+  get_equals(key, data, n);
+  free(data);
+}
+
+/* The memory mode keeps each object's metadata in memory beside the data
+ * file it describes (metacache.c): every overwrite of a key with an
+ * object of the same size, by PutObject, by a one-part upload (whose part
+ * becomes the object by a link, the same inode) and after a delete, is
+ * seen at once by HEAD and GET, each answered right after the last. */
+Test(memstore, metadata_follows_every_overwrite) {
+  start(NULL);
+  put_and_check("k", 4096, 1, "text/one", 0);
+  put_and_check("k", 4096, 2, "text/two", 0);
+  put_and_check("k", 4096, 3, "text/three", 1);
+  put_and_check("k", 4096, 3, "text/four", 1);
+  put_and_check("k", 4096, 4, "text/five", 0);
+  OK(hipobj_s3_delete(cli, T_BUCKET, "k", err));
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  cr_assert_eq(hipobj_s3_head(cli, T_BUCKET, "k", &info, err),
+               HIPOBJ_E_NOT_FOUND);
+  put_and_check("k", 4096, 5, "text/six", 0);
 }
 
 /* A small libmicrohttpd pool per connection (what small requests want)
