@@ -102,7 +102,9 @@ static int add_line(struct s3_signed *s, const char *name, const char *value) {
     return -1;
   s->lines = p;
   struct hbuf b = HBUF_INIT;
-  hbuf_printf(&b, "%s: %s", name, value);
+  hbuf_puts(&b, name);
+  hbuf_puts(&b, ": ");
+  hbuf_puts(&b, value ? value : "");
   char *line = hbuf_steal(&b);
   if (!line)
     return -1;

@@ -47,11 +47,32 @@ int hbuf_putc(struct hbuf *b, char c) {
   return hbuf_append(b, &c, 1);
 }
 
+/* One formatting pass when the text fits the buffer's spare room, or a
+ * small one on the stack for a buffer that has little (a fresh one): a
+ * signed request formats a dozen short strings, and measuring each with a
+ * first vsnprintf doubled their cost. Longer texts are measured, then
+ * written. */
 int hbuf_vprintf(struct hbuf *b, const char *fmt, va_list ap) {
+  enum { LOCAL = 256 };
+  char local[LOCAL];
+  if (b->oom)
+    return -1;
+  size_t room = b->data ? b->cap - b->len : 0;
+  int in_room = room >= LOCAL;
+  char *dst = in_room ? b->data + b->len : local;
+  size_t dsz = in_room ? room : LOCAL;
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  int n = vsnprintf(dst, dsz, fmt, ap2);
   va_end(ap2);
+  if (n >= 0 && (size_t)n < dsz) {
+    if (!in_room)
+      return hbuf_append(b, local, (size_t)n);
+    b->len += (size_t)n;
+    return 0;
+  }
+  if (in_room)
+    b->data[b->len] = '\0'; /* the cut text in the room is not ours */
   if (n < 0 || hbuf_reserve(b, (size_t)n) != 0) {
     b->oom = 1;
     return -1;

@@ -65,6 +65,38 @@ Test(buf, printf_formats_and_long_output) {
   hbuf_free(&b);
 }
 
+/* Texts around the sizes where hbuf_printf changes how it formats (its
+ * 256-byte stack buffer, the spare room of the buffer) come out whole
+ * after what was there, and a failed fit leaves nothing of itself. */
+Test(buf, printf_at_every_size_boundary) {
+  static const size_t lens[] = {0, 1, 254, 255, 256, 257, 300, 511, 512, 513};
+  for (size_t pre = 0; pre < 3; pre++) {
+    for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+      struct hbuf b = HBUF_INIT;
+      if (pre == 1)
+        hbuf_puts(&b, "head:");
+      if (pre == 2) { /* room of 300 + 1 after "head:" */
+        cr_assert_eq(hbuf_reserve(&b, 306), 0);
+        hbuf_puts(&b, "head:");
+      }
+      char *s = malloc(lens[i] + 1);
+      cr_assert_not_null(s);
+      memset(s, 'a' + (int)(i % 26), lens[i]);
+      s[lens[i]] = '\0';
+      cr_assert_eq(hbuf_printf(&b, "%s|%d", s, 7), 0);
+      size_t head = pre ? 5 : 0;
+      cr_assert_eq(b.len, head + lens[i] + 2, "pre %zu len %zu", pre, lens[i]);
+      cr_assert_eq(strlen(hbuf_str(&b)), b.len);
+      cr_assert_eq(memcmp(b.data + head, s, lens[i]), 0);
+      cr_assert_str_eq(b.data + head + lens[i], "|7");
+      if (pre)
+        cr_assert_eq(memcmp(b.data, "head:", 5), 0);
+      free(s);
+      hbuf_free(&b);
+    }
+  }
+}
+
 Test(buf, reset_keeps_memory) {
   struct hbuf b = HBUF_INIT;
   hbuf_puts(&b, "hello");
