@@ -229,16 +229,17 @@ static int http_prepare(struct hpart *p) {
   return HIPOBJ_OK;
 }
 
-/* A GET into host memory of at most this many bytes runs on the thread
- * that waits for it when that thread starts it: answered in about a round
- * trip, it would spend as long again crossing to an HTTP worker and back.
- * Bigger parts stay on the workers, where they run side by side. */
+/* A GET into host memory, or a PUT from it, of at most this many bytes
+ * runs on the thread that waits for it when that thread starts it:
+ * answered in about a round trip, it would spend as long again crossing
+ * to an HTTP worker and back. Bigger parts stay on the workers, where
+ * they run side by side. */
 #define RUN_HERE_MAX ((uint64_t)1 << 20)
 
 static int run_here(const struct hpart *p) {
   const struct hjob *j = p->job;
-  return !p->is_put && p->path == &hpath_http && p->len <= RUN_HERE_MAX &&
-         j->has_waiter && pthread_equal(j->waiter, pthread_self());
+  return p->path == &hpath_http && p->len <= RUN_HERE_MAX && j->has_waiter &&
+         pthread_equal(j->waiter, pthread_self());
 }
 
 static void http_start(struct hpart *p) {

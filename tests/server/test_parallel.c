@@ -3,11 +3,10 @@
  * 1..16 verified byte for byte, an overwrite between parts failing cleanly,
  * a failing part retried alone, cancellation of GETs and multipart PUTs
  * (the upload aborted on the server), and monotonic progress ending at the
- * total, reported one call at a time; small GETs of blocking calls run
- * on the calling thread, bigger parts and asynchronous ones on the HTTP
- * workers. The client runs IO_THREADS HTTP
- * workers (whatever the CPU count), so parts really complete on several
- * threads at once. */
+ * total, reported one call at a time; small GETs and PUTs of blocking
+ * calls run on the calling thread, bigger ones and asynchronous ones on
+ * the HTTP workers. The client runs IO_THREADS HTTP workers (whatever the
+ * CPU count), so parts really complete on several threads at once. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -334,24 +333,25 @@ Test(parallel, cancel_multipart_put_aborts_the_upload) {
   free(up);
 }
 
-/* ---- small GETs of blocking calls run on the calling thread ---------------
- * The library's debug line "GetObject...: GET key -> STATUS" is written where
- * the request completed: for a small GET into host memory made by a
- * blocking call, on the caller's own thread (no hand-off to an HTTP worker
- * and back); for bigger parts and for asynchronous transfers, on a
- * worker. */
+/* ---- small transfers of blocking calls run on the calling thread ---------
+ * The library's debug line "GetObject...: GET key -> STATUS" (PutObject,
+ * PUT) is written where the request completed: for a small GET into host
+ * memory, or a small PUT from it, made by a blocking call, on the caller's
+ * own thread (no hand-off to an HTTP worker and back); for bigger requests
+ * and for asynchronous transfers, on a worker. */
 
 struct answer_log {
   pthread_mutex_t lock;
   pthread_t caller;
-  unsigned here, elsewhere; /* GetObject answers per thread kind */
+  const char *op, *method;  /* "GetObject", ": GET " */
+  unsigned here, elsewhere; /* the op's answers per thread kind */
 };
 
 static void on_log(void *user, enum hipobj_log_level level, const char *line) {
   struct answer_log *a = user;
   /* "GetObject: GET key -> 200, ..." or "GetObject part 2: GET ..." */
-  if (level != HIPOBJ_LOG_DEBUG || strncmp(line, "GetObject", 9) ||
-      !strstr(line, ": GET ") || !strstr(line, " -> "))
+  if (level != HIPOBJ_LOG_DEBUG || strncmp(line, a->op, strlen(a->op)) ||
+      !strstr(line, a->method) || !strstr(line, " -> "))
     return;
   pthread_mutex_lock(&a->lock);
   if (pthread_equal(pthread_self(), a->caller))
@@ -394,7 +394,9 @@ Test(parallel, small_blocking_gets_run_on_the_calling_thread) {
   /* The second GetObject fails once (503): its retry runs here too. */
   start("op=GetObject,nth=2,action=status:503");
   struct answer_log a = {.lock = PTHREAD_MUTEX_INITIALIZER,
-                         .caller = pthread_self()};
+                         .caller = pthread_self(),
+                         .op = "GetObject",
+                         .method = ": GET "};
   struct hipobj_client *c = logging_client(&a);
   const size_t small = 4096 + 3, big = (3u << 20) + 1;
   /* Stored without c: its first GET must find no thread of c's still
@@ -445,4 +447,74 @@ Test(parallel, small_blocking_gets_run_on_the_calling_thread) {
   free(back);
   free(sdata);
   free(bdata);
+}
+
+/* GETs back key through c and asserts it is want's n bytes. */
+static void read_back(struct hipobj_client *c, const char *key,
+                      const char *want, size_t n) {
+  char *back = malloc(n + 1);
+  cr_assert_not_null(back);
+  struct hipobj_mem dst = hipobj_mem_host(back, n + 1);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(c, T_BUCKET, key, &dst, NULL, &res, err));
+  cr_assert_eq(res.bytes, n, "%s: %llu bytes", key,
+               (unsigned long long)res.bytes);
+  cr_assert_eq(memcmp(back, want, n), 0, "%s: other bytes", key);
+  free(back);
+}
+
+Test(parallel, small_blocking_puts_run_on_the_calling_thread) {
+  /* The second PutObject fails once (503): its retry runs here too. */
+  start("op=PutObject,nth=2,action=status:503");
+  struct answer_log a = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                         .caller = pthread_self(),
+                         .op = "PutObject",
+                         .method = ": PUT "};
+  struct hipobj_client *c = logging_client(&a);
+  const size_t small = 4096 + 3, big = (3u << 20) + 1;
+  char *data = malloc(big);
+  cr_assert_not_null(data);
+  fill_pattern(data, big, 7);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+
+  /* Small, blocking, from host memory: every answer here. */
+  count_reset(&a);
+  for (int i = 0; i < 5; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "small-%d", i);
+    struct hipobj_mem src = hipobj_mem_host(data + i, small);
+    OK(hipobj_s3_put(c, T_BUCKET, key, &src, NULL, &res, err));
+  }
+  cr_assert_eq(a.elsewhere, 0, "%u small answers on another thread",
+               a.elsewhere);
+  cr_assert_eq(a.here, 6, "5 PUTs and one retry: %u answers here", a.here);
+  for (int i = 0; i < 5; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "small-%d", i);
+    read_back(c, key, data + i, small);
+  }
+
+  /* Over 1 MiB in one request: on a worker. */
+  count_reset(&a);
+  struct hipobj_put_opts po = HIPOBJ_PUT_OPTS_INIT;
+  po.multipart_threshold = 64u << 20;
+  struct hipobj_mem bsrc = hipobj_mem_host(data, big);
+  OK(hipobj_s3_put(c, T_BUCKET, "big", &bsrc, &po, &res, err));
+  cr_assert_eq(a.here, 0, "a PUT over 1 MiB answered here");
+  cr_assert_eq(a.elsewhere, 1, "%u big answers", a.elsewhere);
+  read_back(c, "big", data, big);
+
+  /* Asynchronous, small: on a worker. */
+  count_reset(&a);
+  struct hipobj_mem src = hipobj_mem_host(data + 9, small);
+  struct hipobj_xfer *x = NULL;
+  OK(hipobj_s3_put_start(c, T_BUCKET, "async", &src, NULL, NULL, &x, err));
+  OK(hipobj_xfer_wait(x, &res, err));
+  hipobj_xfer_free(x);
+  cr_assert_eq(a.here, 0, "an asynchronous PUT ran on the caller's thread");
+  cr_assert_eq(a.elsewhere, 1);
+  read_back(c, "async", data + 9, small);
+
+  hipobj_client_free(c);
+  free(data);
 }
