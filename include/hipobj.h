@@ -544,12 +544,15 @@ HIPOBJ_API const char *hipobj_checksum_name(enum hipobj_checksum checksum);
 /** Filled in by data transfers (GET, PUT, UploadPart). Initialise with
  *  HIPOBJ_XFER_RESULT_INIT; partially filled also on failure. */
 struct hipobj_xfer_result {
-  size_t struct_size;   /**< sizeof(struct hipobj_xfer_result). */
-  uint64_t bytes;       /**< Payload bytes moved (GET: written to dst). */
-  uint64_t object_size; /**< Whole object size when known (GET), else 0. */
-  uint64_t rdma_bytes;  /**< Of `bytes`, how many went by RDMA. */
-  unsigned retries;     /**< Requests repeated after a retryable failure. */
-  unsigned parts;       /**< Multipart parts (0 for a single request). */
+  size_t struct_size; /**< sizeof(struct hipobj_xfer_result). */
+  uint64_t bytes;     /**< Payload bytes moved (GET: written to dst). */
+  /** Whole object size when known (GET), else 0; also after
+   *  HIPOBJ_E_BUFFER_TOO_SMALL, with etag, when the answer told them, so a
+   *  caller can size a buffer and read again pinned to that ETag. */
+  uint64_t object_size;
+  uint64_t rdma_bytes; /**< Of `bytes`, how many went by RDMA. */
+  unsigned retries;    /**< Requests repeated after a retryable failure. */
+  unsigned parts;      /**< Multipart parts (0 for a single request). */
   enum hipobj_data_path path; /**< Data path used. */
   double seconds;             /**< Wall time of the call. */
   char etag[HIPOBJ_ETAG_MAX]; /**< ETag of the object / part, quotes kept. */

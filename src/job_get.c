@@ -197,6 +197,12 @@ static void first_done(struct hjob *j, struct get_plan *g, struct hpart *p,
     return;
   }
   if (rc != HIPOBJ_OK) {
+    /* A read that does not fit still reports the object's size and ETag
+     * from the answer's headers. */
+    if (rc == HIPOBJ_E_BUFFER_TOO_SMALL && p->object_size) {
+      g->total = p->object_size;
+      hstrlcpy(g->etag, p->etag, sizeof g->etag);
+    }
     hjob_fail(j, rc, err);
     return;
   }

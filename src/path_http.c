@@ -48,6 +48,17 @@ static int cks_begin(struct hpart *p) {
   return hcks_part_begin(&p->ck, resp, whole);
 }
 
+/* The whole object's size by an answer's headers: a 206's Content-Range
+ * total (0 when it says '*'), else the body's length. */
+static uint64_t answer_total(const struct s3_http_resp *resp, uint64_t cl) {
+  uint64_t first, last, total;
+  if (resp->status != 206)
+    return cl;
+  if (hplan_parse_content_range(resp->content_range, &first, &last, &total))
+    return 0;
+  return total == UINT64_MAX ? 0 : total;
+}
+
 static int get_sink(void *ctx, const char *data, size_t n) {
   struct hpart *p = ctx;
   struct hjob *j = p->job;
@@ -55,10 +66,14 @@ static int get_sink(void *ctx, const char *data, size_t n) {
   if (p->bytes == 0) {
     /* Refuse before writing a byte when the answer announces too much. */
     int64_t cl = p->r.xfer.resp.content_length;
-    if (cl >= 0 && (uint64_t)cl > cap)
+    if (cl >= 0 && (uint64_t)cl > cap) {
+      /* The object's size still reaches the result: a caller can size a
+       * buffer from it (and pin the read to the answer's ETag). */
+      p->object_size = answer_total(&p->r.xfer.resp, (uint64_t)cl);
       return sink_fail(
           p, HIPOBJ_E_BUFFER_TOO_SMALL,
           "%" PRId64 " bytes do not fit the %" PRIu64 "-byte buffer", cl, cap);
+    }
     /* A GET in one request learns its total here. */
     if (cl >= 0 && p->number == 0)
       hxctl_set_total(j->ctl, (uint64_t)cl);

@@ -112,8 +112,22 @@ Test(parallel, too_small_buffer_and_empty_object) {
   struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
   cr_assert_eq(hipobj_s3_get(cli, T_BUCKET, "big", &dst, &o, &res, err),
                HIPOBJ_E_BUFFER_TOO_SMALL);
-  /* The first part landed before the size was known to be too large. */
+  /* The first part landed before the size was known to be too large;
+   * the result tells the size and ETag to read it again with. */
   cr_assert_eq(res.bytes, PS);
+  struct hipobj_object_info info = HIPOBJ_OBJECT_INFO_INIT;
+  OK(hipobj_s3_head(cli, T_BUCKET, "big", &info, err));
+  cr_assert_eq(res.object_size, 4 * PS);
+  cr_assert_str_eq(res.etag, info.etag);
+  /* A buffer under one part: one request, refused at its headers, the
+   * same size and ETag reported. */
+  struct hipobj_mem tiny = hipobj_mem_host(back, 100);
+  struct hipobj_xfer_result r2 = HIPOBJ_XFER_RESULT_INIT;
+  cr_assert_eq(hipobj_s3_get(cli, T_BUCKET, "big", &tiny, NULL, &r2, err),
+               HIPOBJ_E_BUFFER_TOO_SMALL);
+  cr_assert_eq(r2.object_size, 4 * PS);
+  cr_assert_str_eq(r2.etag, info.etag);
+  cr_assert_eq(r2.bytes, 0);
   free(put_pattern(cli, "empty", 0, 1));
   OK(hipobj_s3_get(cli, T_BUCKET, "empty", &dst, &o, &res, err));
   cr_assert_eq(res.bytes, 0);
