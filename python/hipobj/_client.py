@@ -10,12 +10,15 @@ import logging
 import threading
 
 from . import _hipobj, _memory
-from ._errors import Cancelled
+from ._errors import BufferTooSmall, Cancelled
 
 __all__ = ["Client", "Result", "ObjectInfo", "ObjectSummary", "Page",
            "Part", "MultipartUpload", "Transfer"]
 
 _log = logging.getLogger("hipobj")
+
+# get() with no buffer: the first GET's guess, the CLI's small-object size.
+_FIRST_GET = 256 * 1024
 
 ObjectInfo = collections.namedtuple(
     "ObjectInfo", "size last_modified etag content_type")
@@ -353,10 +356,34 @@ class Client:
 
         return mem, kw, finish
 
+    def _get_new(self, bucket, key, if_match, part_size, concurrency, rdma):
+        """get() into a new bytearray: one GET into _FIRST_GET bytes brings
+        a small object whole, with its checksum checked; a larger one
+        fails that GET at its first answer, which still tells the
+        object's size and ETag (the exception's _result), and is read
+        again into a buffer of its size, pinned to that ETag. A HEAD
+        first would cost every small object a second round trip."""
+        kw = dict(part_size=part_size, concurrency=concurrency, rdma=rdma)
+        first = bytearray(_FIRST_GET)
+        try:
+            r = self.get(bucket, key, first, if_match=if_match, **kw)
+        except BufferTooSmall as e:
+            t = getattr(e, "_result", None)
+            size, etag = (t[1], t[7]) if t else (0, "")
+            if not size:
+                raise
+            data = bytearray(size)
+            return self.get(bucket, key, data, if_match=if_match or etag,
+                            **kw)
+        del first[r.bytes:]
+        return r
+
     def get(self, bucket, key, out=None, range=None, *, if_match=None,
             part_size=None, concurrency=None, rdma=None, progress=None):
         """GetObject into out (any memory, see hipobj._memory; None: a new
-        bytearray in result.data, sized by a HEAD unless the range says).
+        bytearray in result.data: without range or progress, one GET of up
+        to 256 KiB, a second for a larger object; else sized by a HEAD
+        unless the range says).
         range=(offset, length) (length None: to the end) or a slice.
         Large reads run as parallel ranged GETs pinned to one ETag.
         progress(bytes_done, bytes_total) is called on this thread.
@@ -364,6 +391,9 @@ class Client:
         which Python's signals never reach, a call without progress is the
         library's blocking call: a small GET then runs entirely on the
         calling thread). Returns a Result."""
+        if out is None and range is None and progress is None:
+            return self._get_new(bucket, key, if_match, part_size,
+                                 concurrency, rdma)
         mem, kw, finish = self._get_args(bucket, key, out, range, if_match,
                                          part_size, concurrency, rdma,
                                          progress)

@@ -106,13 +106,34 @@ static void xfer_finish(xfer_obj *x) {
   pymem_release(&x->mem);
 }
 
+/* A failed transfer's result rides on its exception as _result: a GET
+ * that did not fit its buffer still tells the object's size and ETag
+ * (Client.get into a new buffer reads them). */
+static void attach_result(const struct hipobj_xfer_result *r) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value != NULL) {
+    PyObject *t = result_tuple(r);
+    if (t == NULL || PyObject_SetAttrString(value, "_result", t) < 0) {
+      PyErr_Clear(); /* the transfer's own error is the one to raise */
+    }
+    Py_XDECREF(t);
+  }
+  PyErr_Restore(type, value, tb);
+}
+
 static PyObject *xfer_outcome(xfer_obj *x) {
   if (!x->finished) {
     PyErr_SetString(PyExc_RuntimeError, "internal: transfer not finished");
     return NULL;
   }
-  return x->status == HIPOBJ_OK ? result_tuple(&x->res)
-                                : raise_hipobj(x->status, x->err);
+  if (x->status == HIPOBJ_OK) {
+    return result_tuple(&x->res);
+  }
+  raise_hipobj(x->status, x->err);
+  attach_result(&x->res);
+  return NULL;
 }
 
 static xfer_obj *xfer_alloc(client_obj *c) {

@@ -1,8 +1,11 @@
 """The blocking API of hipobj.Client against hipobj-server: host buffers,
 numpy, files, listing, multipart, configuration and errors."""
 
+import concurrent.futures
 import hashlib
 import os
+import pathlib
+import time
 
 import pytest
 
@@ -68,6 +71,63 @@ def test_buffer_too_small(client, bucket):
     with pytest.raises(hipobj.BufferTooSmall) as e:
         client.get(bucket, "k", out=small)
     assert e.value.status == 16 and e.value.status_name
+
+
+def server_requests(server, bucket, key, since, gets):
+    """The server's log lines (one per request, written just after each
+    answer, so they may trail the client) about bucket/key after offset
+    since, once they hold gets GETs: [(method, status), ...]. A request
+    before the last GET on the connection is logged before it."""
+    deadline = time.monotonic() + 10
+    while True:
+        with open(pathlib.Path(server.dir) / "server.log", "rb") as f:
+            f.seek(since)
+            lines = f.read().decode(errors="replace").splitlines()
+        out = []
+        for line in lines:
+            w = line.split()
+            # "... <id> <METHOD> </bucket/key> <Op> <status> in=..."
+            for i in range(1, len(w) - 2):
+                if w[i] == f"/{bucket}/{key}" and w[i + 2].isdigit():
+                    out.append((w[i - 1], int(w[i + 2])))
+                    break
+        if [m for m, _ in out].count("GET") >= gets or \
+                time.monotonic() > deadline:
+            return out
+        time.sleep(0.01)
+
+
+def test_get_into_a_new_buffer_sends_one_request_for_small_objects(
+        server, client, bucket):
+    small, big = pattern(5000, 1), pattern((256 << 10) + 7, 2)
+    client.put(bucket, "small", small)
+    client.put(bucket, "big", big)
+    client.put(bucket, "empty", b"")
+    log = pathlib.Path(server.dir) / "server.log"
+
+    mark = log.stat().st_size
+    g = client.get(bucket, "small")
+    assert isinstance(g.data, bytearray) and g.data == small
+    assert g.bytes == g.object_size == 5000
+    assert server_requests(server, bucket, "small", mark, 1) == [("GET", 200)]
+
+    # Larger than the first guess: that GET stops at its answer's size,
+    # the second brings it whole, pinned to the first one's ETag.
+    mark = log.stat().st_size
+    g = client.get(bucket, "big")
+    assert g.data == big and g.bytes == len(big)
+    reqs = server_requests(server, bucket, "big", mark, 2)
+    assert [m for m, _ in reqs] == ["GET", "GET"], reqs
+    assert reqs[1][1] == 200
+
+    assert client.get(bucket, "empty").data == b""
+    with pytest.raises(hipobj.NotFound):
+        client.get(bucket, "missing")
+    # The same from another thread (the library's blocking call).
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda k: client.get(bucket, k).data,
+                            ["small", "big", "empty"]))
+    assert got == [small, big, b""]
 
 
 def test_read_only_and_non_contiguous_are_refused(client, bucket):
@@ -232,7 +292,7 @@ def test_broken_endpoint():
             c.get("some-bucket", "k")
     err = e.value
     assert err.status == 4 and err.http_status == 0 and err.retryable
-    assert err.operation == "HeadObject" and str(err) == err.message
+    assert err.operation == "GetObject" and str(err) == err.message
     assert "127.0.0.1" in err.message or "connect" in err.message.lower()
 
 
