@@ -104,19 +104,30 @@ static int open_by_name(const struct server *s, const char *bucket,
     goto done;
   }
   st_obj_lock(bucket, name);
-  int fd = open(data_path, O_RDONLY | O_CLOEXEC);
+  /* Metadata only (HEAD, a listing's every key): a stat of the data file
+   * names it for the metadata; it is opened only to be read. */
+  int fd = -1, found = 0;
   struct stat st;
-  int mrc = -ENOENT;
-  if (fd >= 0 && fstat(fd, &st) == 0)
-    mrc = load_meta(s, bucket, name, &st, m);
-  else if (fd >= 0) {
-    close(fd);
-    fd = -1;
+  if (fdp) {
+    fd = open(data_path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0)
+      found = 1;
+    else if (fd >= 0) {
+      int e = errno;
+      close(fd);
+      fd = -1;
+      errno = e;
+    }
+  } else {
+    found = stat(data_path, &st) == 0;
   }
-  if (fd < 0)
+  int mrc = -ENOENT;
+  if (found)
+    mrc = load_meta(s, bucket, name, &st, m);
+  else
     rc = -errno;
   st_obj_unlock(bucket, name);
-  if (fd < 0)
+  if (!found)
     goto done;
   if (mrc != 0 || m->ino != (uint64_t)st.st_ino ||
       m->size != (uint64_t)st.st_size) {
@@ -125,6 +136,14 @@ static int open_by_name(const struct server *s, const char *bucket,
     if (mrc == 0)
       meta_free(m);
     memset(m, 0, sizeof *m);
+    /* Opened now when only stat'ed: what is read is what it describes. */
+    int efd = fd >= 0 ? fd : open(data_path, O_RDONLY | O_CLOEXEC);
+    if (efd < 0 || (efd != fd && fstat(efd, &st) != 0)) {
+      rc = -errno;
+      if (efd >= 0)
+        close(efd);
+      goto done;
+    }
     m->ino = (uint64_t)st.st_ino;
     m->size = (uint64_t)st.st_size;
     m->mtime_ms = (int64_t)st.st_mtime * 1000;
@@ -135,17 +154,18 @@ static int open_by_name(const struct server *s, const char *bucket,
         m->key = hbuf_steal(&k);
       hbuf_free(&k);
     }
-    rc = st_file_etag(fd, m->size, m->etag, CKS_NONE, NULL);
+    rc = st_file_etag(efd, m->size, m->etag, CKS_NONE, NULL);
+    if (efd != fd)
+      close(efd);
     if (rc != 0) {
-      close(fd);
+      if (fd >= 0)
+        close(fd);
       meta_free(m);
       goto done;
     }
   }
   if (fdp)
     *fdp = fd;
-  else
-    close(fd);
 done:
   free(data_path);
   return rc;
