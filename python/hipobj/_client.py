@@ -370,8 +370,9 @@ class Client:
         except BufferTooSmall as e:
             t = getattr(e, "_result", None)
             size, etag = (t[1], t[7]) if t else (0, "")
-            if not size:
-                raise
+            if not size:  # an answer without its length: ask a HEAD
+                info = self.head(bucket, key)
+                size, etag = info.size, info.etag
             data = bytearray(size)
             return self.get(bucket, key, data, if_match=if_match or etag,
                             **kw)
