@@ -1,8 +1,9 @@
 /* metacache.c - the memory mode's cache of object metadata: without it a
  * GET or HEAD opens and reads the metadata file beside the data every time
- * (a path walk and four system calls, a third of the server's CPU per
- * serial 4 KiB GET on the 2-core VM, where the server must cost less than
- * the clients it measures). An entry holds the text read together with one
+ * (a path walk and four system calls: opening an object was a third of
+ * the server's busy CPU per serial 4 KiB GET on the 2-core VM, its
+ * metadata file most of that, where the server must cost less than the
+ * clients it measures). An entry holds the text read together with one
  * data file, named by bucket and object name and pinned to that data
  * file's identity: device, inode, size and change time. Every commit
  * renames into place a file no earlier version of the key used (a fresh
