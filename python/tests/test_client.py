@@ -3,8 +3,10 @@ numpy, files, listing, multipart, configuration and errors."""
 
 import concurrent.futures
 import hashlib
+import http.server
 import os
 import pathlib
+import threading
 import time
 
 import pytest
@@ -128,6 +130,58 @@ def test_get_into_a_new_buffer_sends_one_request_for_small_objects(
         got = list(pool.map(lambda k: client.get(bucket, k).data,
                             ["small", "big", "empty"]))
     assert got == [small, big, b""]
+
+
+class _ChunkedGets(http.server.BaseHTTPRequestHandler):
+    """A server that answers every GET chunked, without Content-Length (so
+    a refused answer tells no size), and HEAD with the length and ETag."""
+    protocol_version = "HTTP/1.1"
+    body = pattern((256 << 10) + 99, 3)
+    seen = []
+
+    def _head(self, chunked):
+        self.send_response(200)
+        self.send_header("ETag", '"chunked-1"')
+        self.send_header("Last-Modified", "Wed, 02 Dec 2026 12:00:00 GMT")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+
+    def do_HEAD(self):
+        self.seen.append("HEAD")
+        self._head(False)
+
+    def do_GET(self):
+        self.seen.append("GET")
+        self._head(True)
+        try:
+            for i in range(0, len(self.body), 65536):
+                c = self.body[i:i + 65536]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            pass  # the client refused the answer and closed
+
+    def log_message(self, *args):
+        pass
+
+
+def test_get_into_a_new_buffer_asks_a_head_when_the_answer_has_no_length():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ChunkedGets)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        with hipobj.Client(endpoint=f"http://127.0.0.1:{srv.server_port}",
+                           region=REGION, access_key_id="a",
+                           secret_access_key="b", max_attempts=1) as c:
+            g = c.get("bkt", "chunked")
+        assert g.data == _ChunkedGets.body
+        assert _ChunkedGets.seen == ["GET", "HEAD", "GET"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 def test_read_only_and_non_contiguous_are_refused(client, bucket):
