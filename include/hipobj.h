@@ -456,6 +456,13 @@ struct hipobj_client_config {
   /** Whether GETs verify the object's checksums (default: VERIFY, or
    *  HIPOBJ_CHECKSUM_MODE); each GET may say otherwise. */
   enum hipobj_checksum_mode checksum_mode;
+  /** A blocking call's small request runs on the calling thread, which
+   *  polls for the answer up to this many microseconds before it sleeps
+   *  (a wake-up costs about as long as a nearby server's answer), while
+   *  recent answers came in under half of it; at most half the CPUs poll
+   *  at once. 0: HIPOBJ_BUSY_POLL_US, else 100; negative: never; at most
+   *  1000. */
+  int busy_poll_us;
 };
 
 /** Initialiser for struct hipobj_client_config. */

@@ -8,11 +8,10 @@
  * pool; an idle client sends from the first worker, so sequential requests
  * reuse one warm connection. */
 #include "http.h"
+#include "http_int.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <libxml/parser.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,37 +23,7 @@
 #define DEFAULT_BODY_LIMIT (1u << 20)
 #define EXPECT_CONTINUE_MIN (1u << 20) /* body bytes */
 
-struct worker {
-  struct s3_http *h;
-  CURLM *multi;
-  pthread_t thread;
-  int started;
-  pthread_mutex_t lock;
-  struct s3_http_xfer *queue; /* submitted, not yet handed to curl */
-  int stop;
-  unsigned load; /* transfers submitted and not finished (atomic) */
-  CURL **idle;   /* easy handles kept for reuse; worker-only */
-  size_t n_idle;
-  int shared; /* the here-pool: idle used by any thread, under lock */
-};
-
-struct s3_http {
-  struct s3_http_config cfg;
-  char *ca_bundle;
-  unsigned n_workers;
-  struct worker *w;
-  struct worker here; /* easy handles of transfers run by their waiter */
-};
-
-/* Per-transfer engine state, allocated at start and freed at completion. */
-struct xfer_priv {
-  CURL *easy;
-  struct curl_slist *headers;
-  uint64_t sent;
-  char errbuf[CURL_ERROR_SIZE];
-};
-
-static uint64_t mono_ms(void) {
+uint64_t http_mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
@@ -245,18 +214,24 @@ static int on_seek(void *ud, curl_off_t offset, int origin) {
 
 /* ---- transfer setup and completion (worker thread) ---------------------- */
 
-static CURL *take_easy(struct worker *h) {
+/* The here-pool's handles come with their multi handle (*multi). */
+static CURL *take_easy(struct worker *h, CURLM **multi) {
   CURL *e = NULL;
   if (h->shared)
     pthread_mutex_lock(&h->lock);
-  if (h->n_idle)
+  if (h->n_idle) {
     e = h->idle[--h->n_idle];
+    if (h->shared)
+      *multi = h->idle_multi[h->n_idle];
+  }
   if (h->shared)
     pthread_mutex_unlock(&h->lock);
   if (e) {
     curl_easy_reset(e);
     return e;
   }
+  if (h->shared && !(*multi = curl_multi_init()))
+    return NULL;
   return curl_easy_init();
 }
 
@@ -264,20 +239,32 @@ static CURL *take_easy(struct worker *h) {
  * at once, in the usual case of a few such threads. */
 #define HERE_IDLE_MAX 16
 
-static void give_easy(struct worker *h, CURL *e) {
+static void give_easy(struct worker *h, CURL *e, CURLM *multi) {
   if (h->shared)
     pthread_mutex_lock(&h->lock);
-  CURL **p = NULL;
-  if (!h->shared || h->n_idle < HERE_IDLE_MAX)
-    p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
-  if (p) {
-    h->idle = p;
-    h->idle[h->n_idle++] = e;
+  int kept = 0;
+  if (!h->shared || h->n_idle < HERE_IDLE_MAX) {
+    CURL **p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
+    if (p)
+      h->idle = p;
+    CURLM **pm = NULL;
+    if (p && h->shared &&
+        (pm = realloc(h->idle_multi, (h->n_idle + 1) * sizeof *pm)))
+      h->idle_multi = pm;
+    if (p && (!h->shared || pm)) {
+      if (h->shared)
+        h->idle_multi[h->n_idle] = multi;
+      h->idle[h->n_idle++] = e;
+      kept = 1;
+    }
   }
   if (h->shared)
     pthread_mutex_unlock(&h->lock);
-  if (!p)
+  if (!kept) {
     curl_easy_cleanup(e);
+    if (multi)
+      curl_multi_cleanup(multi);
+  }
 }
 
 /* Stall detection: libcurl counts the low-speed window in whole seconds. */
@@ -401,7 +388,7 @@ static void complete(struct worker *h, struct s3_http_xfer *x) {
     x->done(x, x->done_ctx);
 }
 
-static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
+void http_finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
   struct xfer_priv *p = x->priv_easy;
   struct s3_http_resp *r = &x->resp;
   if (p) {
@@ -439,10 +426,13 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
      * state in one after a failed name lookup that makes the next
      * setopt(CURLOPT_BUFFERSIZE) fail, so every retry of an unknown host
      * ended in "could not set up the transfer" instead of its cause. */
-    if (code == CURLE_OK)
-      give_easy(h, p->easy);
-    else
+    if (code == CURLE_OK) {
+      give_easy(h, p->easy, p->multi);
+    } else {
       curl_easy_cleanup(p->easy);
+      if (p->multi)
+        curl_multi_cleanup(p->multi);
+    }
     free(p);
     x->priv_easy = NULL;
   }
@@ -451,9 +441,7 @@ static void finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
   complete(h, x);
 }
 
-/* Takes an easy handle and sets the transfer up on it; NULL when the
- * transfer has already completed (cancelled, or set-up failed). */
-static struct xfer_priv *begin(struct worker *h, struct s3_http_xfer *x) {
+struct xfer_priv *http_begin(struct worker *h, struct s3_http_xfer *x) {
   if (cancelled(x)) {
     /* Cancelled while queued (e.g. during a retry backoff). */
     x->resp.cancelled = 1;
@@ -464,8 +452,10 @@ static struct xfer_priv *begin(struct worker *h, struct s3_http_xfer *x) {
   }
   struct xfer_priv *p = calloc(1, sizeof *p);
   if (p)
-    p->easy = take_easy(h);
+    p->easy = take_easy(h, &p->multi);
   if (!p || !p->easy) {
+    if (p && p->multi)
+      curl_multi_cleanup(p->multi);
     free(p);
     hstrlcpy(x->resp.transport_msg, "out of memory starting a transfer",
              sizeof x->resp.transport_msg);
@@ -477,18 +467,18 @@ static struct xfer_priv *begin(struct worker *h, struct s3_http_xfer *x) {
   if (setup_easy(h->h, x, p) != 0) {
     hstrlcpy(x->resp.transport_msg, "could not set up the transfer",
              sizeof x->resp.transport_msg);
-    finish(h, x, CURLE_FAILED_INIT);
+    http_finish(h, x, CURLE_FAILED_INIT);
     return NULL;
   }
   return p;
 }
 
 static void start(struct worker *h, struct s3_http_xfer *x) {
-  struct xfer_priv *p = begin(h, x);
+  struct xfer_priv *p = http_begin(h, x);
   if (p && curl_multi_add_handle(h->multi, p->easy)) {
     hstrlcpy(x->resp.transport_msg, "could not set up the transfer",
              sizeof x->resp.transport_msg);
-    finish(h, x, CURLE_FAILED_INIT);
+    http_finish(h, x, CURLE_FAILED_INIT);
   }
 }
 
@@ -496,7 +486,7 @@ static void *worker_main(void *arg) {
   struct worker *h = arg;
   for (;;) {
     struct s3_http_xfer *ready = NULL, **tail = &ready;
-    uint64_t now = mono_ms(), next = now + 1000;
+    uint64_t now = http_mono_ms(), next = now + 1000;
     pthread_mutex_lock(&h->lock);
     int stop = h->stop;
     for (struct s3_http_xfer **pp = &h->queue; *pp;) {
@@ -531,11 +521,11 @@ static void *worker_main(void *arg) {
       CURLcode code = m->data.result;
       curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
       curl_multi_remove_handle(h->multi, e);
-      finish(h, x, code);
+      http_finish(h, x, code);
     }
     if (stop && running == 0)
       break;
-    uint64_t after = mono_ms();
+    uint64_t after = http_mono_ms();
     int wait = next > after ? (int)(next - after) : 0;
     curl_multi_poll(h->multi, NULL, 0, wait, NULL);
   }
@@ -550,9 +540,13 @@ static void worker_cleanup(struct worker *w) {
     curl_multi_wakeup(w->multi);
     pthread_join(w->thread, NULL);
   }
-  for (size_t i = 0; i < w->n_idle; i++)
+  for (size_t i = 0; i < w->n_idle; i++) {
     curl_easy_cleanup(w->idle[i]);
+    if (w->idle_multi)
+      curl_multi_cleanup(w->idle_multi[i]);
+  }
   free(w->idle);
+  free(w->idle_multi);
   if (w->multi)
     curl_multi_cleanup(w->multi);
   pthread_mutex_destroy(&w->lock);
@@ -592,6 +586,9 @@ int s3_http_create(const struct s3_http_config *cfg, struct s3_http **out,
   h->here.shared = 1;
   pthread_mutex_init(&h->here.lock, NULL);
   h->cfg = *cfg;
+  h->bp.cap_us = cfg->busy_poll_us;
+  h->bp.max_pollers = cfg->busy_pollers ? cfg->busy_pollers : 1;
+  h->bp.hit_share = 1024; /* until polls say otherwise */
   h->ca_bundle = hstrdup(cfg->ca_bundle);
   h->cfg.ca_bundle = NULL;
   if (cfg->ca_bundle && !h->ca_bundle) {
@@ -616,6 +613,7 @@ fail:
 void s3_http_destroy(struct s3_http *h) {
   if (!h)
     return;
+  http_here_report(h);
   for (unsigned i = 0; i < h->n_workers; i++)
     worker_cleanup(&h->w[i]);
   if (h->w) /* h->here's lock was made with h->w */
@@ -640,24 +638,16 @@ static struct worker *pick(struct s3_http *h) {
   return best;
 }
 
-/* This thread's arming and the transfer it keeps (s3_http_here_begin). */
-static __thread int here_armed;
-static __thread struct s3_http_xfer *here_kept;
-static __thread struct s3_http *here_kept_h;
-
 int s3_http_submit(struct s3_http *h, struct s3_http_xfer *x,
                    unsigned delay_ms) {
   s3_http_xfer_reset(x);
   x->priv_easy = NULL;
   x->priv_next = NULL;
   x->priv_worker = NULL;
-  x->priv_not_before_ms = delay_ms ? mono_ms() + delay_ms : 0;
+  x->priv_not_before_ms = delay_ms ? http_mono_ms() + delay_ms : 0;
   /* A retry's backoff too: the thread waits either way. */
-  if (x->run_here && here_armed && !here_kept) {
-    here_kept = x;
-    here_kept_h = h;
+  if (x->run_here && http_here_keep(h, x))
     return 0;
-  }
   struct worker *w = pick(h);
   pthread_mutex_lock(&w->lock);
   if (w->stop) {
@@ -718,34 +708,4 @@ int s3_http_perform(struct s3_http *h, struct s3_http_xfer *x) {
   pthread_mutex_unlock(&w.lock);
   x->done = NULL;
   return 0;
-}
-
-int s3_http_here_begin(void) {
-  int was = here_armed;
-  here_armed = 1;
-  return was;
-}
-
-/* One kept transfer, on this thread, from start to `done`. */
-static void run_here(struct s3_http *h, struct s3_http_xfer *x) {
-  struct worker *w = &h->here;
-  for (uint64_t now; (now = mono_ms()) < x->priv_not_before_ms;) {
-    uint64_t ms = x->priv_not_before_ms - now;
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL); /* woken early by a signal: the loop sleeps on */
-  }
-  __atomic_add_fetch(&w->load, 1, __ATOMIC_RELAXED);
-  struct xfer_priv *p = begin(w, x);
-  if (p)
-    finish(w, x, curl_easy_perform(p->easy));
-}
-
-void s3_http_here_run(int previous) {
-  struct s3_http_xfer *x;
-  while ((x = here_kept) != NULL) {
-    struct s3_http *xh = here_kept_h;
-    here_kept = NULL;
-    run_here(xh, x);
-  }
-  here_armed = previous;
 }

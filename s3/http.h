@@ -22,6 +22,11 @@ struct s3_http_config {
   unsigned low_speed_bytes_per_s; /* ... for this long; 0: 1 byte/s */
   unsigned max_connections;       /* in all, shared out among the workers */
   unsigned io_threads;            /* workers; 0: 1 */
+  /* Transfers run on their waiting thread poll for their answer this long
+   * before sleeping, while answers come that fast (http_here.c); 0: never.
+   * At most busy_pollers threads poll at once (0: 1). */
+  unsigned busy_poll_us;
+  unsigned busy_pollers;
   int tls_skip_verify;
   const char *ca_bundle;
   const struct hlog *log;

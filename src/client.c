@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cpus.h"
 #include "client_int.h"
 #include "engine.h"
 #include "hstruct.h"
@@ -49,6 +50,8 @@ int hipobj_client_create(const struct hipobj_client_config *cfg,
       .low_speed_bytes_per_s = c->cfg.low_speed_bytes_per_s,
       .max_connections = c->cfg.max_connections,
       .io_threads = c->cfg.io_threads,
+      .busy_poll_us = c->cfg.busy_poll_us,
+      .busy_pollers = hcpu_usable() / 2,
       .tls_skip_verify = c->cfg.tls_skip_verify,
       .ca_bundle = c->cfg.ca_bundle,
       .log = &c->log,

@@ -37,6 +37,7 @@ struct hcfg {
   size_t staging_pool_bytes;  /* pinned staging memory for GPU data */
   size_t staging_chunk_bytes; /* one staging chunk */
   unsigned io_threads;        /* HTTP engine workers, resolved (>= 1) */
+  unsigned busy_poll_us;      /* resolved; 0: never poll */
   const char
       *creds_source; /* static text: "config", "environment", "profile" */
 };

@@ -41,7 +41,8 @@ _CONFIG = {"access_key_id", "secret_access_key", "session_token",
            "anonymous", "tls_skip_verify", "ca_bundle", "connect_timeout_ms",
            "request_timeout_ms", "stall_timeout_ms", "max_attempts",
            "retry_base_ms", "max_connections", "concurrency", "rdma_device",
-           "rdma_gid_index", "io_threads"} | _SIZES | set(_ENUMS)
+           "rdma_gid_index", "io_threads", "busy_poll_us"} | _SIZES \
+    | set(_ENUMS)
 
 
 def parse_size(value):
@@ -240,7 +241,7 @@ class Client:
     integrity ("auto", "sha256", "none"), rdma_policy ("auto", "off",
     "require"), rdma_device, rdma_gid_index, log_level ("error", "warn",
     "info", "debug", "none"), staging_pool_bytes, staging_chunk_bytes,
-    io_threads, low_speed_bytes_per_s.
+    io_threads, low_speed_bytes_per_s, busy_poll_us (negative: never).
 
     A client made before os.fork() is unusable in the child (its threads
     stayed in the parent): make one per process.

@@ -82,35 +82,21 @@ void client_leave(client_obj *self) {
 /* ---- construction and teardown ---- */
 
 static int client_init(client_obj *self, PyObject *args, PyObject *kw) {
-  static char *names[] = {"endpoint_url",
-                          "region",
-                          "access_key_id",
-                          "secret_access_key",
-                          "session_token",
-                          "profile",
-                          "anonymous",
-                          "addressing",
-                          "tls_skip_verify",
-                          "ca_bundle",
-                          "connect_timeout_ms",
-                          "request_timeout_ms",
-                          "stall_timeout_ms",
-                          "max_attempts",
-                          "retry_base_ms",
-                          "max_connections",
-                          "concurrency",
-                          "part_size",
-                          "multipart_threshold",
-                          "integrity",
-                          "rdma_policy",
-                          "rdma_device",
-                          "rdma_gid_index",
-                          "log_level",
-                          "staging_pool_bytes",
-                          "staging_chunk_bytes",
-                          "io_threads",
-                          "low_speed_bytes_per_s",
-                          NULL};
+  static char *names[] = {"endpoint_url",        "region",
+                          "access_key_id",       "secret_access_key",
+                          "session_token",       "profile",
+                          "anonymous",           "addressing",
+                          "tls_skip_verify",     "ca_bundle",
+                          "connect_timeout_ms",  "request_timeout_ms",
+                          "stall_timeout_ms",    "max_attempts",
+                          "retry_base_ms",       "max_connections",
+                          "concurrency",         "part_size",
+                          "multipart_threshold", "integrity",
+                          "rdma_policy",         "rdma_device",
+                          "rdma_gid_index",      "log_level",
+                          "staging_pool_bytes",  "staging_chunk_bytes",
+                          "io_threads",          "low_speed_bytes_per_s",
+                          "busy_poll_us",        NULL};
   struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
   int anonymous = 0, addressing = 0, skip = 0, integrity = 0, rdma = 0,
       level = 0;
@@ -120,14 +106,14 @@ static int client_init(client_obj *self, PyObject *args, PyObject *kw) {
     return -1;
   }
   if (!PyArg_ParseTupleAndKeywords(
-          args, kw, "|$zzzzzzpipzIIIIIIIKKiizziKKII", names, &cfg.endpoint_url,
+          args, kw, "|$zzzzzzpipzIIIIIIIKKiizziKKIIi", names, &cfg.endpoint_url,
           &cfg.region, &cfg.access_key_id, &cfg.secret_access_key,
           &cfg.session_token, &cfg.profile, &anonymous, &addressing, &skip,
           &cfg.ca_bundle, &cfg.connect_timeout_ms, &cfg.request_timeout_ms,
           &cfg.stall_timeout_ms, &cfg.max_attempts, &cfg.retry_base_ms,
           &cfg.max_connections, &cfg.concurrency, &part, &thr, &integrity,
           &rdma, &cfg.rdma_device, &cfg.rdma_gid_index, &level, &pool, &chunk,
-          &cfg.io_threads, &cfg.low_speed_bytes_per_s)) {
+          &cfg.io_threads, &cfg.low_speed_bytes_per_s, &cfg.busy_poll_us)) {
     return -1;
   }
   cfg.anonymous = anonymous;

@@ -382,6 +382,13 @@ def test_config_checks(server):
     with server.client(part_size="5MiB", integrity="sha256",
                        rdma_policy="off", log_level="error") as c:
         assert "127.0.0.1" in repr(c)
+    with pytest.raises(hipobj.InvalidArgument, match="busy_poll_us 5000"):
+        server.client(busy_poll_us=5000)
+    for busy_poll_us in (-1, 1000):  # never, or up to 1 ms: same bytes
+        with server.client(busy_poll_us=busy_poll_us) as c:
+            b = new_bucket(c)
+            c.put(b, "k", b"polled")
+            assert c.get(b, "k").data == b"polled"
     c = server.client()
     c.close()
     c.close()

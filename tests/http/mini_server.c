@@ -3,6 +3,7 @@
 #include "mini_server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct mini_req {
@@ -125,6 +127,12 @@ static void *serve(void *arg) {
       }
       const char *p = r->raw ? r->raw : built;
       size_t left = strlen(p);
+      if (r->delay_us) {
+        struct timespec ts = {(time_t)(r->delay_us / 1000000),
+                              (long)(r->delay_us % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+          ;
+      }
       while (left) {
         /* A client may hang up mid-answer: no SIGPIPE for that. */
         ssize_t n = send(fd, p, left, MSG_NOSIGNAL);

@@ -15,6 +15,7 @@ struct mini_reply {
   const char *status;  /* "200 OK" */
   const char *headers; /* extra header lines, each ending in CRLF, or NULL */
   const char *body;    /* NULL: empty */
+  unsigned delay_us;   /* answer this long after the request arrived */
 };
 
 #define MINI_MAX_REQUESTS 64

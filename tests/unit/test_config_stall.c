@@ -1,7 +1,7 @@
 /* test_config_stall.c - unit tests of the stall detection settings in
  * config.c: low_speed_bytes_per_s (default, HIPOBJ_LOW_SPEED, limits, a
  * caller's struct from before the field) next to stall_timeout_ms and
- * request_timeout_ms, and the GET checksum mode. Kept apart from
+ * request_timeout_ms, the GET checksum mode and busy_poll_us. Kept apart from
  * test_config.c, which is long enough.
  * The environment is a fake getenv over a table; HOME names a directory
  * that does not exist, so no AWS file is read. */
@@ -148,4 +148,50 @@ Test(config_stall, checksum_mode) {
   cfg.checksum_mode = 3;
   cr_expect(strstr(resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT),
                    "checksum_mode 3") != NULL);
+}
+
+/* busy_poll_us: 100 us by default, HIPOBJ_BUSY_POLL_US (0 or "off":
+ * never), the field winning (negative: never), above 1000 refused. */
+static unsigned busy_poll(const struct hipobj_client_config *cfg) {
+  struct hipobj_error e = {0};
+  struct hcfg c;
+  int rc = hcfg_resolve(cfg, fake_getenv, &c, &e);
+  cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+  unsigned v = c.busy_poll_us;
+  hcfg_free(&c);
+  return v;
+}
+
+Test(config_stall, busy_poll_us) {
+  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
+  cr_expect_eq(busy_poll(NULL), 100);
+  set_env("HIPOBJ_BUSY_POLL_US", "250");
+  cr_expect_eq(busy_poll(NULL), 250);
+  set_env("HIPOBJ_BUSY_POLL_US", "off");
+  cr_expect_eq(busy_poll(NULL), 0);
+  set_env("HIPOBJ_BUSY_POLL_US", "0");
+  cr_expect_eq(busy_poll(NULL), 0);
+  cfg.busy_poll_us = 30;
+  cr_expect_eq(busy_poll(&cfg), 30, "the field wins");
+  cfg.busy_poll_us = -1;
+  set_env("HIPOBJ_BUSY_POLL_US", "");
+  cr_expect_eq(busy_poll(&cfg), 0, "negative: never");
+  cfg.busy_poll_us = 1000;
+  cr_expect_eq(busy_poll(&cfg), 1000);
+  cfg.busy_poll_us = 1001;
+  cr_expect(strstr(resolve_fail(&cfg, HIPOBJ_E_INVALID_ARGUMENT),
+                   "busy_poll_us 1001") != NULL);
+  static const char *const bad[] = {"-1", "1001", "soon", "5us", " "};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    set_env("HIPOBJ_BUSY_POLL_US", bad[i]);
+    const char *m = resolve_fail(NULL, HIPOBJ_E_CONFIG);
+    char want[64];
+    snprintf(want, sizeof want, "HIPOBJ_BUSY_POLL_US='%s'", bad[i]);
+    cr_expect(strstr(m, want), "%s", m);
+  }
+  /* A caller's struct from before the field: the default. */
+  set_env("HIPOBJ_BUSY_POLL_US", "");
+  cfg.busy_poll_us = 7;
+  cfg.struct_size = offsetof(struct hipobj_client_config, busy_poll_us);
+  cr_expect_eq(busy_poll(&cfg), 100);
 }

@@ -1,0 +1,72 @@
+/* http_int.h - what http.c (the workers) and http_here.c (transfers run on
+ * the thread that waits for them) share: the engine's state, the easy
+ * handle pools and the steps that start and finish a transfer. Internal
+ * to s3/; only these two files include libcurl's multi interface. */
+#ifndef HIPOBJ_S3_HTTP_INT_H
+#define HIPOBJ_S3_HTTP_INT_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+
+#include "http.h"
+
+struct worker {
+  struct s3_http *h;
+  CURLM *multi;
+  pthread_t thread;
+  int started;
+  pthread_mutex_t lock;
+  struct s3_http_xfer *queue; /* submitted, not yet handed to curl */
+  int stop;
+  unsigned load; /* transfers submitted and not finished (atomic) */
+  CURL **idle;   /* easy handles kept for reuse; worker-only */
+  /* The here-pool's: each idle handle's own multi handle, which holds the
+   * handle's connection between requests (as curl_easy_perform's would). */
+  CURLM **idle_multi;
+  size_t n_idle;
+  int shared; /* the here-pool: idle used by any thread, under lock */
+};
+
+/* Busy polling of the transfers run here (http_here.c); atomics. */
+struct busy_poll {
+  unsigned cap_us;      /* the longest poll before sleeping; 0: never */
+  unsigned max_pollers; /* threads of this client polling at once */
+  unsigned pollers;     /* polling now */
+  unsigned hit_share;   /* of recent polled waits, answered while polling
+                           (moving, in 1024ths) */
+  unsigned skipped;     /* waits not polled: every PROBE-th is, to re-learn */
+  uint64_t waits, answered; /* polled waits; answered while polling */
+};
+
+struct s3_http {
+  struct s3_http_config cfg;
+  char *ca_bundle;
+  unsigned n_workers;
+  struct worker *w;
+  struct worker here; /* easy handles of transfers run by their waiter */
+  struct busy_poll bp;
+};
+
+/* Per-transfer engine state, allocated at start and freed at completion. */
+struct xfer_priv {
+  CURL *easy;
+  CURLM *multi; /* here-pool: the multi handle that runs it */
+  struct curl_slist *headers;
+  uint64_t sent;
+  char errbuf[CURL_ERROR_SIZE];
+};
+
+uint64_t http_mono_ms(void);
+/* Takes an easy handle from the worker's pool (or a new one) and sets the
+ * transfer up on it; NULL when the transfer has already completed
+ * (cancelled, or set-up failed). */
+struct xfer_priv *http_begin(struct worker *w, struct s3_http_xfer *x);
+/* Records the outcome, gives the handle back, runs `done`. */
+void http_finish(struct worker *w, struct s3_http_xfer *x, CURLcode code);
+/* s3_http_submit's question for a run_here transfer: whether this
+ * thread keeps it (armed by s3_http_here_begin, nothing kept yet). */
+int http_here_keep(struct s3_http *h, struct s3_http_xfer *x);
+/* The busy-poll counters, logged when the client goes. */
+void http_here_report(const struct s3_http *h);
+
+#endif
