@@ -509,7 +509,7 @@ int main(int argc, char **argv) {
   /* Output that stdio still buffers can fail only now (full disk, closed
    * pipe); a run that otherwise succeeded must not exit 0 then. */
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    int e = errno;
+    int e = stdout_first_errno() ? stdout_first_errno() : errno;
     if (rc == 0)
       rc = report_stdout_error(e ? e : EIO);
   }

@@ -11,9 +11,15 @@
  * workers take no new item, partial downloads are removed, and the exit
  * status is 128 + the signal. Each item prints its own result or failure
  * line (one JSON object under --json) as it ends; a failed item does not
- * stop the others, and the exit status says that one failed. */
+ * stop the others, and the exit status says that one failed.
+ *
+ * Fed batches (batch_run_fed): the main thread adds the items a page at a
+ * time while the workers already run the first ones (cp --recursive from
+ * S3 downloads the first page of keys while the next is listed). Workers
+ * then wait for more on a condition variable until the feed is closed. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,7 +65,10 @@ struct run {
   struct batch *b;
   const char *op;
   struct progress p;
-  atomic_size_t next;
+  pthread_mutex_t lock; /* next, closed and b's items while fed */
+  pthread_cond_t more;  /* items were added, or the feed closed */
+  size_t next;
+  int closed; /* no more items will come */
   atomic_int workers_left;
   atomic_int worst;   /* the highest exit status of an item */
   atomic_uint failed; /* items that failed */
@@ -147,6 +156,19 @@ out:
   return rc;
 }
 
+/* The next item to run (a copy: a fed batch's array may move), waiting
+ * for a feed to add one; 0 when there is none left. */
+static int take(struct run *r, struct item *it) {
+  pthread_mutex_lock(&r->lock);
+  while (r->next >= r->b->n && !r->closed && !cli_interrupted)
+    pthread_cond_wait(&r->more, &r->lock);
+  int got = r->next < r->b->n && !cli_interrupted;
+  if (got)
+    *it = r->b->items[r->next++];
+  pthread_mutex_unlock(&r->lock);
+  return got;
+}
+
 static void *worker(void *arg) {
   struct run *r = arg;
   xfer_thread_is_worker();
@@ -154,11 +176,9 @@ static void *worker(void *arg) {
   if (hipobj_error_create(&err) != HIPOBJ_OK) {
     atomic_store(&r->worst, CLI_EXIT_FAIL);
   } else {
-    for (;;) {
-      size_t i = atomic_fetch_add(&r->next, 1);
-      if (i >= r->b->n || cli_interrupted)
-        break;
-      int rc = run_item(r, &r->b->items[i], err);
+    struct item it;
+    while (take(r, &it)) {
+      int rc = run_item(r, &it, err);
       if (rc != 0) {
         atomic_fetch_add(&r->failed, 1);
         int w = atomic_load(&r->worst);
@@ -174,9 +194,67 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* Moves a page of items to the running batch and wakes the workers. */
+static int add_page(struct run *r, struct batch *page) {
+  struct batch *b = r->b;
+  uint64_t bytes = 0;
+  size_t n = 0;
+  int rc = 0;
+  pthread_mutex_lock(&r->lock);
+  if (b->n + page->n > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + page->n)
+      cap *= 2;
+    struct item *items = realloc(b->items, cap * sizeof *items);
+    if (items) {
+      b->items = items;
+      b->cap = cap;
+    } else {
+      rc = -1;
+    }
+  }
+  if (rc == 0) {
+    for (size_t i = 0; i < page->n; i++)
+      bytes += page->items[i].size;
+    memcpy(b->items + b->n, page->items, page->n * sizeof *page->items);
+    b->n += page->n;
+    n = b->n;
+    page->n = 0; /* the strings belong to b now */
+    pthread_cond_broadcast(&r->more);
+  }
+  pthread_mutex_unlock(&r->lock);
+  if (rc == 0) {
+    progress_add_total(&r->p, bytes);
+    atomic_store(&r->p.files_total, (unsigned)n);
+  }
+  return rc;
+}
+
+/* The main thread feeds the batch until the feed says it is done, fails
+ * or an interruption stops it; then no more items come. */
+static int feed_all(struct run *r, batch_feed_fn feed, void *ctx) {
+  int rc = 0, done = !feed;
+  while (!done && !cli_interrupted && rc == 0) {
+    struct batch page = {.sb = r->b->sb, .db = r->b->db};
+    rc = feed(ctx, &page, &done);
+    if (rc == 0 && add_page(r, &page) != 0)
+      rc = report_errno(r->op, ENOMEM);
+    batch_free(&page);
+  }
+  pthread_mutex_lock(&r->lock);
+  r->closed = 1;
+  pthread_cond_broadcast(&r->more);
+  pthread_mutex_unlock(&r->lock);
+  return rc;
+}
+
 int batch_run(struct cli *c, struct batch *b, const char *op) {
+  return batch_run_fed(c, b, op, NULL, NULL);
+}
+
+int batch_run_fed(struct cli *c, struct batch *b, const char *op,
+                  batch_feed_fn feed, void *ctx) {
   struct run r = {.c = c, .b = b, .op = op};
-  atomic_init(&r.next, 0);
   atomic_init(&r.worst, 0);
   atomic_init(&r.failed, 0);
   atomic_init(&r.bytes, 0);
@@ -185,10 +263,12 @@ int batch_run(struct cli *c, struct batch *b, const char *op) {
     if (b->items[i].op != IT_DELETE_S3 && b->items[i].op != IT_DELETE_LOCAL)
       total += b->items[i].size;
   unsigned jobs = c->jobs ? c->jobs : CLI_DEFAULT_JOBS;
-  if (jobs > b->n)
+  if (jobs > b->n && !feed)
     jobs = (unsigned)b->n;
   if (jobs == 0)
     return 0;
+  pthread_mutex_init(&r.lock, NULL);
+  pthread_cond_init(&r.more, NULL);
   double start = now_seconds();
   char label[64];
   snprintf(label, sizeof label, "%s", op);
@@ -219,6 +299,7 @@ int batch_run(struct cli *c, struct batch *b, const char *op) {
   if (started == 0) {
     rc = report_errno(op, errno ? errno : EAGAIN);
   } else {
+    rc = feed_all(&r, feed, ctx);
     int cancelled = 0;
     while (atomic_load(&r.workers_left) > 0) {
       if (cli_interrupted && !cancelled) {
@@ -237,6 +318,8 @@ int batch_run(struct cli *c, struct batch *b, const char *op) {
   }
   for (unsigned i = 0; i < started; i++)
     pthread_join(th[i], NULL);
+  pthread_cond_destroy(&r.more);
+  pthread_mutex_destroy(&r.lock);
   signals_set_soft(0);
   int worst = atomic_load(&r.worst);
   uint64_t bytes = atomic_load(&r.bytes);

@@ -169,6 +169,10 @@ int report_msg(const char *subject, const char *fmt, ...)
  * quietly, as SIGPIPE would (status 141); anything else is reported.
  * Returns the exit status. */
 int report_stdout_error(int errnum);
+/* The errno of the first failed write to stdout that was seen (0: none):
+ * by the time main finds ferror(stdout) set, errno says something else. */
+void stdout_failed(int errnum);
+int stdout_first_errno(void);
 /* A usage error with a hint to the command's --help. Returns
  * CLI_EXIT_USAGE. */
 int report_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

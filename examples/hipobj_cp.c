@@ -145,13 +145,16 @@ void print_result(const struct cli *c, const char *op, const char *verb,
     if (c->dryrun)
       json_str(f, "dryrun", "true");
     json_end(f);
+    if (f == stdout && fflush(stdout) != 0)
+      stdout_failed(errno);
   } else if (!c->quiet && !data_on_stdout) {
     if (dst)
       cli_print(stdout, "%s%s: %s to %s\n", c->dryrun ? "(dryrun) " : "", verb,
                 src, dst);
     else
       cli_print(stdout, "%s%s: %s\n", c->dryrun ? "(dryrun) " : "", verb, src);
-    fflush(stdout);
+    if (fflush(stdout) != 0)
+      stdout_failed(errno);
   }
   progress_redraw_locked();
   out_unlock();

@@ -64,12 +64,59 @@ static int needs_copy(const struct cli *c, const struct entry *src,
   return !c->size_only && src->mtime > dst->mtime;
 }
 
+/* cp/mv --recursive from S3: the keys become items a page at a time, so
+ * the first downloads (or copies) run while the next page is listed. The
+ * first page is small to start them sooner; S3's order is kept (the
+ * result lines come in it, --dryrun's too). */
+#define FIRST_PAGE_KEYS 100
+
+struct feed {
+  struct cli *c;
+  struct lister l;
+  struct side *src, *dst;
+  enum item_op iop;
+  int move;
+  struct batch *page; /* while a page is read */
+};
+
+static int feed_key(void *ctx, const char *rel, uint64_t size, int64_t mtime) {
+  (void)mtime;
+  struct feed *f = ctx;
+  if (!filters_pass(f->c, rel))
+    return 0;
+  char *from = name_on(f->src, rel), *to = name_on(f->dst, rel);
+  int rc = !from || !to || batch_add(f->page, f->iop, from, to, size) != 0;
+  if (rc == 0)
+    f->page->items[f->page->n - 1].remove_src = f->move;
+  free(from);
+  free(to);
+  return rc ? -1 : 0;
+}
+
+static int feed_page(void *ctx, struct batch *page, int *done) {
+  struct feed *f = ctx;
+  f->page = page;
+  int rc = lister_page(&f->l, f->l.pages ? 0 : FIRST_PAGE_KEYS, feed_key, f);
+  *done = f->l.done;
+  return rc;
+}
+
 /* cp/mv --recursive (sync: only what differs, and --delete). */
 static int tree_cmd(struct cli *c, const struct location *src,
                     const struct location *dst, int move, int sync) {
   const char *op = sync ? "sync" : move ? "mv" : "cp";
   struct side a, b;
-  int rc = list_side(c, src, &a, 1);
+  /* Without sync nothing needs the whole source first. */
+  int stream = !sync && src->kind == LOC_S3;
+  int rc = 0;
+  if (stream) {
+    memset(&a, 0, sizeof a);
+    a.loc = src;
+    if (!(a.prefix = dir_prefix(src->key)))
+      rc = report_errno(src->arg, ENOMEM);
+  } else {
+    rc = list_side(c, src, &a, 1);
+  }
   if (rc)
     return rc;
   memset(&b, 0, sizeof b);
@@ -113,8 +160,14 @@ static int tree_cmd(struct cli *c, const struct location *src,
       rc = report_errno(dst->arg, ENOMEM);
     free(victim);
   }
-  if (rc == 0)
+  if (rc == 0 && stream) {
+    struct feed f = {.c = c, .src = &a, .dst = &b, .iop = iop, .move = move};
+    lister_init(&f.l, c, src->bucket, a.prefix);
+    rc = batch_run_fed(c, &batch, op, feed_page, &f);
+    lister_free(&f.l);
+  } else if (rc == 0) {
     rc = batch_run(c, &batch, op);
+  }
   batch_free(&batch);
   side_free(&a);
   side_free(&b);

@@ -160,49 +160,78 @@ int tree_local(struct cli *c, const char *dir, struct tree *out) {
  * token that comes straight back). 100 million keys. */
 #define MAX_PAGES 100000
 
+void lister_init(struct lister *l, struct cli *c, const char *bucket,
+                 const char *prefix) {
+  memset(l, 0, sizeof *l);
+  l->c = c;
+  l->bucket = bucket;
+  l->prefix = prefix;
+}
+
+void lister_free(struct lister *l) {
+  free(l->token);
+  l->token = NULL;
+}
+
+int lister_page(struct lister *l, unsigned max_keys, lister_fn each,
+                void *ctx) {
+  struct cli *c = l->c;
+  size_t plen = strlen(l->prefix);
+  char *url = s3_url(l->bucket, l->prefix);
+  const char *shown = url ? url : l->bucket;
+  int rc = 0;
+  if (l->pages == MAX_PAGES) {
+    rc = report_msg(shown,
+                    "more than %d pages of keys: the listing would never end",
+                    MAX_PAGES);
+    free(url);
+    return rc;
+  }
+  struct hipobj_list_opts lo = HIPOBJ_LIST_OPTS_INIT;
+  lo.prefix = plen ? l->prefix : NULL;
+  lo.continuation_token = l->token;
+  lo.max_keys = max_keys;
+  struct hipobj_list_page *pg = NULL;
+  if (hipobj_s3_list(c->client, l->bucket, &lo, &pg, c->err) != HIPOBJ_OK) {
+    rc = report_lib(c, shown, c->err);
+    free(url);
+    return rc;
+  }
+  l->pages++;
+  for (size_t i = 0; rc == 0 && i < hipobj_list_page_count(pg); i++) {
+    const char *key = hipobj_list_page_key(pg, i);
+    /* "dir/" markers made by consoles hold no data. */
+    if (strncmp(key, l->prefix, plen) != 0 || !key[plen] ||
+        ends_with_slash(key))
+      continue;
+    if (each(ctx, key + plen, hipobj_list_page_size(pg, i),
+             hipobj_list_page_mtime(pg, i)) != 0)
+      rc = report_errno(l->bucket, ENOMEM);
+  }
+  const char *next = hipobj_list_page_next_token(pg);
+  free(l->token);
+  l->token = next ? strdup(next) : NULL;
+  if (next && !l->token && rc == 0)
+    rc = report_errno(l->bucket, ENOMEM);
+  l->done = !next;
+  hipobj_list_page_free(pg);
+  free(url);
+  return rc;
+}
+
+static int add_entry(void *ctx, const char *rel, uint64_t size, int64_t mtime) {
+  return tree_add(ctx, rel, size, mtime);
+}
+
 int tree_s3(struct cli *c, const char *bucket, const char *prefix,
             struct tree *out) {
   memset(out, 0, sizeof *out);
-  size_t plen = strlen(prefix);
-  struct hipobj_list_opts lo = HIPOBJ_LIST_OPTS_INIT;
-  lo.prefix = plen ? prefix : NULL;
-  char *token = NULL;
+  struct lister l;
+  lister_init(&l, c, bucket, prefix);
   int rc = 0;
-  char *url = s3_url(bucket, prefix);
-  for (unsigned page = 0; rc == 0; page++) {
-    if (page == MAX_PAGES) {
-      rc = report_msg(url ? url : bucket,
-                      "more than %d pages of keys: the listing would never "
-                      "end",
-                      MAX_PAGES);
-      break;
-    }
-    struct hipobj_list_page *pg = NULL;
-    lo.continuation_token = token;
-    if (hipobj_s3_list(c->client, bucket, &lo, &pg, c->err) != HIPOBJ_OK) {
-      rc = report_lib(c, url ? url : bucket, c->err);
-      break;
-    }
-    for (size_t i = 0; rc == 0 && i < hipobj_list_page_count(pg); i++) {
-      const char *key = hipobj_list_page_key(pg, i);
-      /* "dir/" markers made by consoles hold no data. */
-      if (strncmp(key, prefix, plen) != 0 || !key[plen] || ends_with_slash(key))
-        continue;
-      if (tree_add(out, key + plen, hipobj_list_page_size(pg, i),
-                   hipobj_list_page_mtime(pg, i)) != 0)
-        rc = report_errno(bucket, ENOMEM);
-    }
-    const char *next = hipobj_list_page_next_token(pg);
-    free(token);
-    token = next ? strdup(next) : NULL;
-    hipobj_list_page_free(pg);
-    if (next && !token)
-      rc = report_errno(bucket, ENOMEM);
-    if (!token)
-      break;
-  }
-  free(token);
-  free(url);
+  while (rc == 0 && !l.done)
+    rc = lister_page(&l, 0, add_entry, out);
+  lister_free(&l);
   if (rc != 0) {
     tree_free(out);
     return rc;

@@ -4,6 +4,7 @@
  * time, size and rate formatting. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,6 +339,17 @@ int report_msg(const char *subject, const char *fmt, ...) {
   va_end(ap);
   emit(NULL, subject, text, NULL, "failed", CLI_EXIT_FAIL);
   return CLI_EXIT_FAIL;
+}
+
+static _Atomic int first_stdout_errno;
+
+void stdout_failed(int errnum) {
+  int none = 0;
+  atomic_compare_exchange_strong(&first_stdout_errno, &none, errnum);
+}
+
+int stdout_first_errno(void) {
+  return atomic_load(&first_stdout_errno);
 }
 
 int report_stdout_error(int errnum) {

@@ -130,6 +130,14 @@ void batch_free(struct batch *b);
  * the signal after an interruption (transfers cancelled, the rest not
  * started). op names the command for --json. */
 int batch_run(struct cli *c, struct batch *b, const char *op);
+/* Adds the next items of a running batch to page (batch_add), setting
+ * *done after the last; 0, or an exit status after reporting. */
+typedef int (*batch_feed_fn)(void *ctx, struct batch *page, int *done);
+/* batch_run, with feed called on this thread (until done, a failure or an
+ * interruption) for more items while the workers run those it added;
+ * a feed's failure is the exit status once the items added have run. */
+int batch_run_fed(struct cli *c, struct batch *b, const char *op,
+                  batch_feed_fn feed, void *ctx);
 
 /* The tree commands (hipobj_sync.c): cp/mv --recursive, rm --recursive;
  * 0 or an exit status after reporting. */
@@ -160,6 +168,27 @@ int tree_local(struct cli *c, const char *dir, struct tree *out);
  * status after reporting. */
 int tree_s3(struct cli *c, const char *bucket, const char *prefix,
             struct tree *out);
+/* The keys under bucket/prefix a page at a time (what tree_s3 reads in
+ * one go), for a command that starts on the first page while the next is
+ * listed. */
+struct lister {
+  struct cli *c;
+  const char *bucket, *prefix;
+  char *token; /* the next page's continuation token */
+  unsigned pages;
+  int done; /* the last page has been read */
+};
+/* Called for each key of a page (rel: without the prefix; directory
+ * markers left out); non-zero: out of memory. */
+typedef int (*lister_fn)(void *ctx, const char *rel, uint64_t size,
+                         int64_t mtime);
+void lister_init(struct lister *l, struct cli *c, const char *bucket,
+                 const char *prefix);
+/* The next page of at most max_keys keys (0: the server's 1000), in the
+ * server's order; sets done after the last. 0, or an exit status after
+ * reporting. */
+int lister_page(struct lister *l, unsigned max_keys, lister_fn each, void *ctx);
+void lister_free(struct lister *l);
 /* The entry rel, NULL when absent (t sorted). */
 const struct entry *tree_find(const struct tree *t, const char *rel);
 /* Whether the --exclude/--include filters let rel through. */
