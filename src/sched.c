@@ -402,21 +402,27 @@ void hsched_pump(struct hsched *s) {
       /* One turn per job, starting with the one served next. */
       struct hjob *j = s->ring, *stop = s->ring->ring_prev;
       for (;;) {
-        struct hjob *next = j->ring_next, *last = j == stop ? j : NULL;
+        struct hjob *last = j == stop ? j : NULL;
         if (s->in_flight >= s->limit)
           break;
         struct hpart *p = NULL;
         pthread_mutex_unlock(&s->lock);
         enum turn t = job_turn(j, &p);
         pthread_mutex_lock(&s->lock);
+        /* Read after the turn: while it ran without the lock, hsched_start
+         * may have put a job next to j. Read before it, a ring of one
+         * stayed one: when j then finished, the ring was emptied with the
+         * new job still linked to it alone, and that job never had another
+         * turn (an asynchronous GET whose answer had come never ended). */
+        struct hjob *next = j->ring_next;
         if (t == T_PART)
           s->in_flight++;
         if (t != T_IDLE)
           progress = 1;
         if (t == T_FINISHED) {
-          if (s->ring == j)
-            s->ring = next == j ? NULL : next;
-          ring_remove(s, j);
+          ring_remove(s, j); /* moves s->ring past j if it pointed there */
+          if (next == j)
+            next = NULL;
         } else if (t == T_PART || t == T_STEP) {
           s->ring = next; /* the next turn starts after this job */
         }
@@ -428,7 +434,7 @@ void hsched_pump(struct hsched *s) {
             job_finished(j);
           pthread_mutex_lock(&s->lock);
         }
-        if (last || !s->ring)
+        if (last || !s->ring || !next)
           break;
         j = next;
       }
