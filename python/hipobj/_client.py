@@ -116,22 +116,59 @@ class Transfer(concurrent.futures.Future):
     says so. progress is (bytes_done, bytes_total). asyncio:
     ``await asyncio.wrap_future(t)``; cancelling that task cancels t."""
 
-    def __init__(self, mem, finish, progress):
+    def __init__(self, mem, finish, progress, again=None):
         super().__init__()
         self._x = None  # the extension's Xfer, once started
         self._mem = mem
         self._finish = finish
         self._progress_fn = progress
+        # get_async without a buffer: on BufferTooSmall, again(exc, self)
+        # starts the second GET into a buffer of the object's size and
+        # returns its (mem, finish, xfer). _lock orders that with cancel().
+        self._again = again
+        self._lock = threading.Lock()
+        self._stop = False
+
+    def _started(self, x):
+        """From _start, once start() returned x (the first transfer)."""
+        with self._lock:
+            if self._x is None:  # else _deliver already started the next
+                self._x = x
 
     def cancel(self):
         if self.done():
             return False
-        self._x.cancel()
+        with self._lock:
+            self._stop = True
+            x = self._x
+        if x is not None:
+            x.cancel()
         return True
 
     @property
     def progress(self):
         return self._x.progress
+
+    def _cancelled(self):
+        self._mem.close()
+        concurrent.futures.Future.cancel(self)
+        self.set_running_or_notify_cancel()  # wakes wait()/as_completed
+
+    def _chain(self, e):
+        """On the dispatcher thread: the first GET of get_async without a
+        buffer found the object larger; start the second (or end)."""
+        again, self._again = self._again, None
+        self._mem.close()
+        with self._lock:
+            if self._stop:
+                self._cancelled()
+                return
+            try:
+                mem, finish, x = again(e, self)
+            except BaseException as e2:
+                self.set_exception(e2)
+                return
+            self._mem, self._finish, self._x = mem, finish, x
 
     def _deliver(self, x):
         """On the dispatcher thread, once x (this transfer) has ended;
@@ -139,9 +176,14 @@ class Transfer(concurrent.futures.Future):
         try:
             t = x.result()
         except Cancelled:
+            self._cancelled()
+            return
+        except BufferTooSmall as e:
+            if self._again is not None:
+                self._chain(e)
+                return
             self._mem.close()
-            concurrent.futures.Future.cancel(self)
-            self.set_running_or_notify_cancel()  # wakes wait()/as_completed
+            self.set_exception(e)
             return
         except BaseException as e:  # the library's error, delivered
             self._mem.close()
@@ -444,15 +486,16 @@ class Client:
 
     # ---- asynchronous ----
 
-    def _start(self, start, bucket, key, mem, kw, finish, progress):
+    def _start(self, start, bucket, key, mem, kw, finish, progress,
+               again=None):
         if progress is not None:
             kw["progress"] = True  # delivered by the dispatcher thread
         self._ensure_dispatcher()
-        fut = Transfer(mem, finish, progress)
+        fut = Transfer(mem, finish, progress, again)
         try:
             # user: the dispatcher finds the future through x from the
             # start on, even when x ends before start() returns.
-            fut._x = start(bucket, key, mem.spec, user=fut, **kw)
+            fut._started(start(bucket, key, mem.spec, user=fut, **kw))
         except BaseException:
             mem.close()
             raise
@@ -463,13 +506,51 @@ class Client:
                   progress=None):
         """get() in the background: returns a Transfer (a future).
         progress(bytes_done, bytes_total) runs on the client's dispatcher
-        thread. Without out and a range length, the HEAD that sizes the
+        thread. Without out, range and progress, as get(): one GET of up to
+        256 KiB, a second (started by the dispatcher thread) for a larger
+        object; without out but with one of them, the HEAD that sizes the
         buffer runs first, on this thread."""
+        if out is None and range is None and progress is None:
+            return self._get_async_new(bucket, key, if_match, part_size,
+                                       concurrency, rdma)
         mem, kw, finish = self._get_args(bucket, key, out, range, if_match,
                                          part_size, concurrency, rdma,
                                          progress)
         return self._start(self._c.get_start, bucket, key, mem, kw, finish,
                            progress)
+
+    def _get_async_new(self, bucket, key, if_match, part_size, concurrency,
+                       rdma):
+        """_get_new in the background: the first GET's BufferTooSmall is
+        not delivered; the future's dispatcher starts the second GET."""
+        first = bytearray(_FIRST_GET)
+        mem, kw, finish = self._get_args(bucket, key, first, None, if_match,
+                                         part_size, concurrency, rdma, None)
+
+        def finish_first(t):
+            r = finish(t)
+            del first[r.bytes:]
+            return r
+
+        def again(e, fut):
+            t = getattr(e, "_result", None)
+            size, etag = (t[1], t[7]) if t else (0, "")
+            if not size:  # an answer without its length: ask a HEAD
+                info = self.head(bucket, key)
+                size, etag = info.size, info.etag
+            data = bytearray(size)
+            mem2, kw2, finish2 = self._get_args(
+                bucket, key, data, None, if_match or etag, part_size,
+                concurrency, rdma, None)
+            try:
+                x = self._c.get_start(bucket, key, mem2.spec, user=fut, **kw2)
+            except BaseException:
+                mem2.close()
+                raise
+            return mem2, finish2, x
+
+        return self._start(self._c.get_start, bucket, key, mem, kw,
+                           finish_first, None, again)
 
     def put_async(self, bucket, key, data, *, content_type=None,
                   part_size=None, multipart_threshold=None, concurrency=None,
