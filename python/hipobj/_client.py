@@ -399,6 +399,16 @@ class Client:
 
         return mem, kw, finish
 
+    def _refused_size(self, e, bucket, key):
+        """The object's (size, etag) from a GET refused with BufferTooSmall
+        (the answer's headers, in the exception's _result), else a HEAD."""
+        t = getattr(e, "_result", None)
+        size, etag = (t[1], t[7]) if t else (0, "")
+        if not size:  # an answer without its length: ask a HEAD
+            info = self.head(bucket, key)
+            size, etag = info.size, info.etag
+        return size, etag
+
     def _get_new(self, bucket, key, if_match, part_size, concurrency, rdma):
         """get() into a new bytearray: one GET into _FIRST_GET bytes brings
         a small object whole, with its checksum checked; a larger one
@@ -411,11 +421,7 @@ class Client:
         try:
             r = self.get(bucket, key, first, if_match=if_match, **kw)
         except BufferTooSmall as e:
-            t = getattr(e, "_result", None)
-            size, etag = (t[1], t[7]) if t else (0, "")
-            if not size:  # an answer without its length: ask a HEAD
-                info = self.head(bucket, key)
-                size, etag = info.size, info.etag
+            size, etag = self._refused_size(e, bucket, key)
             data = bytearray(size)
             return self.get(bucket, key, data, if_match=if_match or etag,
                             **kw)
@@ -533,11 +539,7 @@ class Client:
             return r
 
         def again(e, fut):
-            t = getattr(e, "_result", None)
-            size, etag = (t[1], t[7]) if t else (0, "")
-            if not size:  # an answer without its length: ask a HEAD
-                info = self.head(bucket, key)
-                size, etag = info.size, info.etag
+            size, etag = self._refused_size(e, bucket, key)
             data = bytearray(size)
             mem2, kw2, finish2 = self._get_args(
                 bucket, key, data, None, if_match or etag, part_size,
