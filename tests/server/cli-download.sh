@@ -184,7 +184,8 @@ if command -v curl >/dev/null; then
   cp_pid=$!
   early=0
   for _ in $(seq 60); do
-    n=$(find "$WORK/many-back" -type f -name 'o*' 2>/dev/null | wc -l)
+    # (no directory yet: find fails, which pipefail must not take as ours)
+    n=$({ find "$WORK/many-back" -type f -name 'o*' 2>/dev/null || true; } | wc -l)
     [ "$n" -ge 100 ] && kill -0 "$cp_pid" 2>/dev/null && admin | grep -q 'fired=1' &&
       { early=1; break; }
     sleep 0.1
