@@ -11,7 +11,9 @@
 # modes the umask gives; an object that grew between the listing and its
 # GET arrives whole. cp --recursive downloads the first page of keys while
 # the next page is still being listed (the server holds page 2 back), and
-# a listing that fails on a later page fails the command, naming it.
+# a listing that fails on a later page fails the command, naming it. Result
+# lines written into a pipe whose reader has gone end the tool with 141,
+# quietly.
 # A byte flipped in the stored object (in place, behind the server's back)
 # fails the download with the checksum mismatch named, nothing left
 # behind; with HIPOBJ_CHECKSUM_MODE=off the damage is downloaded.
@@ -205,6 +207,22 @@ if command -v curl >/dev/null; then
 else
   echo "(no curl for the fault endpoint: the grown object and the listing pages are not checked)"
 fi
+
+step "results written to a pipe nobody reads end the tool quietly, 141"
+# The pipe's read end is closed before the tool starts: every result line
+# of the --dryrun fails with EPIPE, which must not be reported as another
+# error (errno changes between the write and the exit).
+"${H[@]}" cp "$WORK/short" s3://cli-download/pipe/a
+"${H[@]}" cp "$WORK/short" s3://cli-download/pipe/b
+rc=$(/usr/bin/python3 -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stdout=w).returncode)' \
+  "$CLI" --endpoint-url "$URL" --region us-east-1 \
+  cp --recursive --dryrun s3://cli-download/pipe/ "$WORK/pipe-out/" 2>"$WORK/err")
+[ "$rc" = 141 ] || fail "exit status $rc, not 141: $(cat "$WORK/err")"
+[ ! -s "$WORK/err" ] || fail "a closed pipe was reported: $(cat "$WORK/err")"
 
 step "a byte flipped in the stored object fails the download, named"
 "${H[@]}" cp "$WORK/data" s3://cli-download/flip
