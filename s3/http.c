@@ -216,19 +216,17 @@ static int on_seek(void *ud, curl_off_t offset, int origin) {
 
 /* The here-pool's handles come with their multi handle (*multi). */
 static CURL *take_easy(struct worker *h, CURLM **multi) {
-  CURL *e = NULL;
+  struct idle_easy kept = {NULL, NULL};
   if (h->shared)
     pthread_mutex_lock(&h->lock);
-  if (h->n_idle) {
-    e = h->idle[--h->n_idle];
-    if (h->shared)
-      *multi = h->idle_multi[h->n_idle];
-  }
+  if (h->n_idle)
+    kept = h->idle[--h->n_idle];
   if (h->shared)
     pthread_mutex_unlock(&h->lock);
-  if (e) {
-    curl_easy_reset(e);
-    return e;
+  if (kept.easy) {
+    curl_easy_reset(kept.easy);
+    *multi = kept.multi;
+    return kept.easy;
   }
   if (h->shared && !(*multi = curl_multi_init()))
     return NULL;
@@ -242,25 +240,16 @@ static CURL *take_easy(struct worker *h, CURLM **multi) {
 static void give_easy(struct worker *h, CURL *e, CURLM *multi) {
   if (h->shared)
     pthread_mutex_lock(&h->lock);
-  int kept = 0;
-  if (!h->shared || h->n_idle < HERE_IDLE_MAX) {
-    CURL **p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
-    if (p)
-      h->idle = p;
-    CURLM **pm = NULL;
-    if (p && h->shared &&
-        (pm = realloc(h->idle_multi, (h->n_idle + 1) * sizeof *pm)))
-      h->idle_multi = pm;
-    if (p && (!h->shared || pm)) {
-      if (h->shared)
-        h->idle_multi[h->n_idle] = multi;
-      h->idle[h->n_idle++] = e;
-      kept = 1;
-    }
+  struct idle_easy *p = NULL;
+  if (!h->shared || h->n_idle < HERE_IDLE_MAX)
+    p = realloc(h->idle, (h->n_idle + 1) * sizeof *p);
+  if (p) {
+    h->idle = p;
+    h->idle[h->n_idle++] = (struct idle_easy){e, multi};
   }
   if (h->shared)
     pthread_mutex_unlock(&h->lock);
-  if (!kept) {
+  if (!p) {
     curl_easy_cleanup(e);
     if (multi)
       curl_multi_cleanup(multi);
@@ -541,12 +530,11 @@ static void worker_cleanup(struct worker *w) {
     pthread_join(w->thread, NULL);
   }
   for (size_t i = 0; i < w->n_idle; i++) {
-    curl_easy_cleanup(w->idle[i]);
-    if (w->idle_multi)
-      curl_multi_cleanup(w->idle_multi[i]);
+    curl_easy_cleanup(w->idle[i].easy);
+    if (w->idle[i].multi)
+      curl_multi_cleanup(w->idle[i].multi);
   }
   free(w->idle);
-  free(w->idle_multi);
   if (w->multi)
     curl_multi_cleanup(w->multi);
   pthread_mutex_destroy(&w->lock);

@@ -10,6 +10,14 @@
 
 #include "http.h"
 
+/* A kept easy handle; in the here-pool with the multi handle that runs it,
+ * which holds the handle's connection between requests (as
+ * curl_easy_perform's own would). */
+struct idle_easy {
+  CURL *easy;
+  CURLM *multi; /* NULL in a worker's pool */
+};
+
 struct worker {
   struct s3_http *h;
   CURLM *multi;
@@ -18,11 +26,8 @@ struct worker {
   pthread_mutex_t lock;
   struct s3_http_xfer *queue; /* submitted, not yet handed to curl */
   int stop;
-  unsigned load; /* transfers submitted and not finished (atomic) */
-  CURL **idle;   /* easy handles kept for reuse; worker-only */
-  /* The here-pool's: each idle handle's own multi handle, which holds the
-   * handle's connection between requests (as curl_easy_perform's would). */
-  CURLM **idle_multi;
+  unsigned load;          /* transfers submitted and not finished (atomic) */
+  struct idle_easy *idle; /* kept for reuse; worker-only */
   size_t n_idle;
   int shared; /* the here-pool: idle used by any thread, under lock */
 };
