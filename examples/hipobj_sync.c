@@ -64,6 +64,19 @@ static int needs_copy(const struct cli *c, const struct entry *src,
   return !c->size_only && src->mtime > dst->mtime;
 }
 
+/* Adds the copy of rel from side a to side b; -1 when out of memory. */
+static int add_copy(struct batch *batch, enum item_op iop, const struct side *a,
+                    const struct side *b, const char *rel, uint64_t size,
+                    int move) {
+  char *from = name_on(a, rel), *to = name_on(b, rel);
+  int rc = !from || !to || batch_add(batch, iop, from, to, size) != 0 ? -1 : 0;
+  if (rc == 0)
+    batch->items[batch->n - 1].remove_src = move;
+  free(from);
+  free(to);
+  return rc;
+}
+
 /* cp/mv --recursive from S3: the keys become items a page at a time, so
  * the first downloads (or copies) run while the next page is listed. The
  * first page is small to start them sooner; S3's order is kept (the
@@ -84,13 +97,7 @@ static int feed_key(void *ctx, const char *rel, uint64_t size, int64_t mtime) {
   struct feed *f = ctx;
   if (!filters_pass(f->c, rel))
     return 0;
-  char *from = name_on(f->src, rel), *to = name_on(f->dst, rel);
-  int rc = !from || !to || batch_add(f->page, f->iop, from, to, size) != 0;
-  if (rc == 0)
-    f->page->items[f->page->n - 1].remove_src = f->move;
-  free(from);
-  free(to);
-  return rc ? -1 : 0;
+  return add_copy(f->page, f->iop, f->src, f->dst, rel, size, f->move);
 }
 
 static int feed_page(void *ctx, struct batch *page, int *done) {
@@ -140,13 +147,8 @@ static int tree_cmd(struct cli *c, const struct location *src,
       continue;
     if (sync && !needs_copy(c, e, tree_find(&b.t, e->rel)))
       continue;
-    char *from = name_on(&a, e->rel), *to = name_on(&b, e->rel);
-    if (!from || !to || batch_add(&batch, iop, from, to, e->size) != 0)
+    if (add_copy(&batch, iop, &a, &b, e->rel, e->size, move) != 0)
       rc = report_errno(src->arg, ENOMEM);
-    else
-      batch.items[batch.n - 1].remove_src = move;
-    free(from);
-    free(to);
   }
   /* sync --delete: what only the destination has. */
   for (size_t i = 0; sync && c->delete_extra && rc == 0 && i < b.t.n; i++) {
