@@ -157,11 +157,7 @@ int body_finish(struct req *r) {
       r->md5 = NULL;
       r->md5_real = 1;
     } else {
-      /* Memory mode: the CRC-64/NVME and the size stand for the MD5. */
-      for (int i = 0; i < 8; i++) {
-        r->md5_digest[i] = (uint8_t)(r->crc64_run >> (56 - 8 * i));
-        r->md5_digest[8 + i] = (uint8_t)(r->body_len >> (56 - 8 * i));
-      }
+      body_mem_digest(r->crc64_run, r->body_len, r->md5_digest);
     }
     if (check_content_md5(r, r->md5_digest) != 0 || cks_body_check(r) != 0)
       return -1;
@@ -186,6 +182,13 @@ int body_finish(struct req *r) {
 
 void body_md5_hex(const struct req *r, char out[33]) {
   hhex_encode(r->md5_digest, 16, out);
+}
+
+void body_mem_digest(uint64_t crc64nvme, uint64_t len, uint8_t out[16]) {
+  for (int i = 0; i < 8; i++) {
+    out[i] = (uint8_t)(crc64nvme >> (56 - 8 * i));
+    out[8 + i] = (uint8_t)(len >> (56 - 8 * i));
+  }
 }
 
 void body_etag(const struct req *r, char out[80]) {

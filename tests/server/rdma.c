@@ -20,7 +20,6 @@
  *   token that is neither a cuObject DC descriptor (§7.1) nor an RC token
  *   (§2) is a malformed request: 400. */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,17 +314,16 @@ static int be_commit(void *ctx, const struct rdma_server_target *t,
                      struct rdma_server_object *obj,
                      struct rdma_server_answer *a) {
   struct req *r = ctx;
-  if (r->srv->memory) {
-    /* As body_etag: the CRC-64/NVME and the size, then "-1". */
-    snprintf(obj->etag, sizeof obj->etag, "\"%016" PRIx64 "%016" PRIx64 "-1\"",
-             crc, (uint64_t)len);
-  } else {
-    uint8_t md5[16];
-    char hex[33];
-    s3_md5(data, len, md5);
-    hhex_encode(md5, sizeof md5, hex);
-    snprintf(obj->etag, sizeof obj->etag, "\"%s\"", hex);
-  }
+  /* The ETag a PutObject of these bytes gets (body_etag). */
+  uint8_t digest[16];
+  char hex[33];
+  if (r->srv->memory)
+    body_mem_digest(crc, len, digest);
+  else
+    s3_md5(data, len, digest);
+  hhex_encode(digest, sizeof digest, hex);
+  snprintf(obj->etag, sizeof obj->etag, "\"%s%s\"", hex,
+           r->srv->memory ? "-1" : "");
   char *tmp = NULL;
   /* Counted against a memory mode's cap like any upload (body.c). */
   int rc = r->srv->memory ? mem_reserve(r->srv, len) : 0;

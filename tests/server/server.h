@@ -304,6 +304,9 @@ int body_feed(struct req *r, const char *data, size_t n);
 int body_finish(struct req *r);
 void body_cleanup(struct req *r);
 void body_md5_hex(const struct req *r, char out[33]);
+/* What stands for the MD5 in memory mode (nothing hashes the bytes twice):
+ * the CRC-64/NVME and the size, 8 bytes each, big-endian. */
+void body_mem_digest(uint64_t crc64nvme, uint64_t len, uint8_t out[16]);
 /* The quoted ETag of a PutObject's or UploadPart's body: its MD5, or in
  * memory mode without Content-MD5 the hex of its CRC-64/NVME and size,
  * then "-1". */
