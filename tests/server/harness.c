@@ -57,6 +57,15 @@ void srv_start(struct server_proc *s, const char *root,
   int argc = 13;
   for (int i = 0; extra && extra[i] && argc < 38; i++)
     argv[argc++] = extra[i];
+  /* HIPOBJ_TEST_SERVER_ARGS: words added to every server's command line
+   * (a whole suite against another mode, e.g. --busy-poll). */
+  char more[256] = "";
+  const char *env = getenv("HIPOBJ_TEST_SERVER_ARGS");
+  if (env)
+    snprintf(more, sizeof more, "%s", env);
+  for (char *save = NULL, *w = strtok_r(more, " ", &save); w && argc < 38;
+       w = strtok_r(NULL, " ", &save))
+    argv[argc++] = w;
   argv[argc] = NULL;
   int pfd[2];
   cr_assert_eq(pipe2(pfd, O_CLOEXEC), 0);

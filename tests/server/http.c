@@ -489,6 +489,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
   struct req *r = calloc(1, sizeof *r);
   if (!r)
     return NULL;
+  srv_http_begun();
   r->srv = s;
   r->conn = conn;
   r->tmp_fd = -1;
@@ -515,6 +516,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
   struct req *r = *ctx;
   if (!r)
     return;
+  srv_http_answered();
   double ms = (srv_now() - r->t0) * 1000.0;
   const char *how = term == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ""
                     : term == MHD_REQUEST_TERMINATED_CLIENT_ABORT
@@ -557,9 +559,10 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap) {
   srv_log(s, SLOG_DEBUG, "libmicrohttpd: %s", line);
 }
 
-struct MHD_Daemon *http_start(struct server *s, int listen_fd) {
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-                   MHD_ALLOW_SUSPEND_RESUME | MHD_USE_AUTO;
+struct MHD_Daemon *http_start(struct server *s, int listen_fd, int own_loop) {
+  unsigned flags = MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+  flags |=
+      own_loop ? MHD_USE_EPOLL : MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
   /* Without TLS the key and certificate options are skipped: an
    * MHD_OPTION_ARRAY of them, or of nothing. */
   struct MHD_OptionItem tls_opts[] = {
@@ -573,7 +576,7 @@ struct MHD_Daemon *http_start(struct server *s, int listen_fd) {
   return MHD_start_daemon(
       flags, 0, NULL, NULL, on_access, s, MHD_OPTION_ARRAY, tls_opts,
       MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
-      listen_fd, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
+      listen_fd, MHD_OPTION_THREAD_POOL_SIZE, own_loop ? 0u : s->threads,
       MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK,
       no_unescape, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,

@@ -57,6 +57,7 @@ struct server {
   uint64_t min_part_size;
   uint64_t max_put; /* --max-put-size: one PUT or part, SRV_MAX_PUT at most */
   unsigned threads;
+  unsigned busy_poll_us; /* --busy-poll: 0, or poll this long after work */
   uint64_t conn_memory;      /* libmicrohttpd's pool per connection, bytes */
   unsigned complete_threads; /* copiers of one Complete (assemble.c) */
   char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
@@ -244,8 +245,22 @@ int req_has_param(const struct req *r, const char *name);
 /* Records a failure to answer later; returns -1. */
 int req_fail(struct req *r, int http, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Starts the daemon on a bound listening socket. */
-struct MHD_Daemon *http_start(struct server *s, int listen_fd);
+/* Starts a daemon on a bound listening socket: with libmicrohttpd's own
+ * thread pool of s->threads, or (own_loop) one run by the caller's loop
+ * in external-epoll mode (poller.c). */
+struct MHD_Daemon *http_start(struct server *s, int listen_fd, int own_loop);
+
+/* poller.c: the HTTP side as configured (thread pool, or busy-polling
+ * threads with --busy-poll). srv_http_stop() also closes the listening
+ * socket; suspended connections must have been resumed before it. */
+struct srv_http;
+struct srv_http *srv_http_start(struct server *s, int listen_fd);
+void srv_http_stop(struct srv_http *h);
+/* Called on the daemon's thread as a request begins and as it ends: with
+ * --busy-poll the thread that ends the last request in progress then
+ * polls for the next one. */
+void srv_http_begun(void);
+void srv_http_answered(void);
 
 /* respond.c */
 enum MHD_Result srv_error(struct req *r, int http, const char *code,

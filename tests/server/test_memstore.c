@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ TestSuite(memstore, .init = init, .fini = fini, .timeout = 120);
  * connection memory as given (NULL: default), and a client with 5 MiB
  * parts. */
 static void start_with(const char *cap, const char *conn_memory,
-                       const char *complete_threads) {
+                       const char *complete_threads, const char *const *more) {
   struct statfs f;
   if (statfs("/dev/shm", &f) != 0 || f.f_type != TMPFS_MAGIC_)
     cr_skip_test("no tmpfs at /dev/shm: the memory mode needs one");
@@ -57,7 +58,7 @@ static void start_with(const char *cap, const char *conn_memory,
   snprintf(srv.base, sizeof srv.base, "/dev/shm/hipobj-memtest-XXXXXX");
   cr_assert_not_null(mkdtemp(srv.base), "mkdtemp: %s", strerror(errno));
   snprintf(srv.root, sizeof srv.root, "%s/root", srv.base);
-  const char *extra[9] = {"--storage", "memory"};
+  const char *extra[16] = {"--storage", "memory"};
   int n = 2;
   if (cap) {
     extra[n++] = "--memory-cap";
@@ -71,6 +72,8 @@ static void start_with(const char *cap, const char *conn_memory,
     extra[n++] = "--complete-threads";
     extra[n++] = complete_threads;
   }
+  for (size_t i = 0; more && more[i] && n < 15; i++)
+    extra[n++] = more[i];
   extra[n] = NULL;
   srv_start(&srv, srv.root, extra);
   struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
@@ -83,7 +86,7 @@ static void start_with(const char *cap, const char *conn_memory,
 }
 
 static void start(const char *cap) {
-  start_with(cap, NULL, NULL);
+  start_with(cap, NULL, NULL, NULL);
 }
 
 /* GETs key whole into fresh memory and asserts it is want's n bytes. */
@@ -409,7 +412,7 @@ Test(memstore, metadata_follows_every_overwrite) {
 /* A small libmicrohttpd pool per connection (what small requests want)
  * still carries bodies of any size, read in more pieces, whole. */
 Test(memstore, small_connection_memory_moves_every_byte) {
-  start_with(NULL, "16KiB", NULL);
+  start_with(NULL, "16KiB", NULL, NULL);
   char *one = put_pattern(cli, "one", (1u << 20) + 7, 5);
   get_equals("one", one, (1u << 20) + 7);
   size_t big = (10u << 20) + 3;
@@ -424,7 +427,7 @@ Test(memstore, small_connection_memory_moves_every_byte) {
  * object is every part's bytes in order, and a second upload over the key
  * replaces it whole. */
 Test(memstore, parallel_complete_puts_parts_in_order) {
-  start_with(NULL, NULL, "4");
+  start_with(NULL, NULL, "4", NULL);
   static const size_t sizes[] = {(5u << 20) + 1, (5u << 20) + 4095,
                                  (6u << 20) + 3, 5u << 20, 777};
   const size_t np = sizeof sizes / sizeof *sizes;
@@ -451,6 +454,56 @@ Test(memstore, parallel_complete_puts_parts_in_order) {
     get_equals("assembled", data, total);
     free(data);
   }
+}
+
+/* --busy-poll: the daemon is run by a thread of the server's that polls
+ * after each answer. Serial small requests move every byte; the server
+ * stops cleanly (exit 0) and says it found work while polling: with 10 ms
+ * windows nearly every request of a serial client arrives within one (none
+ * would if polling never began). One thread: the client's connections
+ * (bucket calls and transfers may use two) all meet the polling one. The
+ * whole server suite also runs in this mode, with several threads
+ * (tests/server/meson.build, server-busy-poll). */
+Test(memstore, busy_poll_serves_and_polls) {
+  const char *more[] = {"--busy-poll", "10000", "--threads", "1", NULL};
+  start_with(NULL, NULL, NULL, more);
+  enum { N = 20 };
+  for (unsigned i = 0; i < N; i++) {
+    char key[16];
+    snprintf(key, sizeof key, "s%u", i);
+    char *data = put_pattern(cli, key, 1000 + 37 * i, i + 1);
+    get_equals(key, data, 1000 + 37 * i);
+    free(data);
+  }
+  hipobj_client_free(cli);
+  cli = NULL;
+
+  pid_t pid = srv.pid;
+  cr_assert_eq(kill(pid, SIGTERM), 0);
+  int st = 0;
+  cr_assert(srv_wait(&srv, 20, &st), "the server did not stop in 20 s");
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server ended with %#x",
+            st);
+  char path[320], line[512];
+  snprintf(path, sizeof path, "%s/server.log", srv.base);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+  unsigned long long windows = 0, caught = 0;
+  unsigned us = 0;
+  int found = 0;
+  while (fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, "busy polling: ");
+    if (p && sscanf(p,
+                    "busy polling: %llu windows of up to %u us, work came "
+                    "%llu times",
+                    &windows, &us, &caught) == 3)
+      found = 1;
+  }
+  fclose(f);
+  cr_assert(found, "no busy polling line in %s", path);
+  cr_assert_eq(us, 10000u);
+  cr_assert_geq(windows, 1);
+  cr_assert_geq(caught, N, "work came while polling only %llu times", caught);
 }
 
 Test(memstore, refuses_a_root_not_in_memory) {
