@@ -36,11 +36,11 @@ usage: tests/bench/compare.sh [--server hipobj|memory|rgw] [--size 1GiB] [--runs
                               [--tools hipobj,hipobj-s,hipobj-u,hipobj-p,awscrt,curl,aws,s3cmd]
   --server hipobj  build/tests/server/hipobj-server on 127.0.0.1:80 (default)
   --server memory  the same with --storage memory: objects in RAM (tmpfs),
-                   no fsync, no MD5 ETags, capped at 4 x --size + 1 GiB,
-                   and --busy-poll: after answering, a server thread
-                   polls --server-poll US (default 1000) for the next
-                   request instead of sleeping, so no client pays for
-                   waking it (0: it sleeps at once)
+                   no fsync, no MD5 ETags, capped at 4 x --size + 1 GiB;
+                   --server-poll US gives it --busy-poll US (after the
+                   last answer a thread polls US for the next request
+                   instead of sleeping; default 0: off, as it slows big
+                   transfers, see tests/bench/README.md)
   --server rgw     tests/ceph-rgw.sh on 127.0.0.1:18080 (RGW_ACCESS_KEY /
                    RGW_SECRET_KEY); awscrt reaches it through a forwarder
                    on :80 (awscrt 0.16 only connects to port 80)
@@ -59,7 +59,7 @@ die() {
 }
 
 server=hipobj size_arg=1GiB runs=3 small=1000 build=build tmpbase=/tmp
-server_poll=1000
+server_poll=0
 tools_arg=hipobj,hipobj-s,hipobj-u,awscrt,curl,aws,s3cmd
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -169,11 +169,9 @@ if [ "$server" = hipobj ] || [ "$server" = memory ]; then
     # objects, and slack. Without a tmpfs --tmp the server makes its root
     # in /dev/shm.
     store=(--storage memory --memory-cap $((4 * size + (1 << 30))))
-    # A keep-alive client's next request finds a thread awake: on VMs the
-    # wake-up of a sleeping one costs about as much as the server's work
-    # on a small GET. 1 ms outlasts the gap between the requests of every
-    # tool here that sends them one after another (tests/bench/README.md).
-    store+=(--busy-poll "$server_poll")
+    # --server-poll: a keep-alive client's next request finds a thread
+    # awake (tests/bench/README.md, "The server's wake-up").
+    [ "$server_poll" = 0 ] || store+=(--busy-poll "$server_poll")
     [ "$(stat -f -c %T "$tmp")" = tmpfs ] && store+=(--root "$tmp/root")
   fi
   "$bin" "${store[@]}" --listen 127.0.0.1:$port --access-key "$AK" --threads "$threads" \
@@ -439,7 +437,7 @@ mem=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)
 echo
 echo "hipobj vs other S3 clients: server $server ($EP), $(nproc) CPU(s) ${cpu_model:-?}, $mem RAM, Linux $(uname -r)"
 echo "big object $size_arg, $small x $small_size B small GETs, $runs run(s) each, tools in rotating order, $((SECONDS - started)) s"
-echo "files and server root in $tmpbase ($(stat -f -c %T "$tmp")${threads:+, hipobj-server --threads $threads}$( [ "$server" = memory ] && echo ", --busy-poll $server_poll"))"
+echo "files and server root in $tmpbase ($(stat -f -c %T "$tmp")${threads:+, hipobj-server --threads $threads}$( [ "$server" = memory ] && [ "$server_poll" != 0 ] && echo ", --busy-poll $server_poll"))"
 "$PY" - "$tmp/results" "$size" "$small" "$awscrt_note" "$many_jobs" <<'EOF'
 import statistics, sys
 path, size, small, note = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

@@ -559,12 +559,15 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap) {
   srv_log(s, SLOG_DEBUG, "libmicrohttpd: %s", line);
 }
 
-struct MHD_Daemon *http_start(struct server *s, int listen_fd, int own_loop) {
+struct MHD_Daemon *http_start(struct server *s, int listen_fd) {
   unsigned flags = MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
-  flags |=
-      own_loop ? MHD_USE_EPOLL : MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
-  /* Without TLS the key and certificate options are skipped: an
-   * MHD_OPTION_ARRAY of them, or of nothing. */
+  /* listen_fd < 0: a daemon of poller.c, which hands it its connections
+   * (MHD_add_connection) and runs it from its own loop. */
+  int own_loop = listen_fd < 0;
+  flags |= own_loop ? MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET
+                    : MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+  /* Options that may be left out: an MHD_OPTION_ARRAY of them, ended
+   * early where one is not wanted. Without TLS no key and certificate. */
   struct MHD_OptionItem tls_opts[] = {
       {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem},
       {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem},
@@ -573,10 +576,15 @@ struct MHD_Daemon *http_start(struct server *s, int listen_fd, int own_loop) {
     flags |= MHD_USE_TLS;
   else
     tls_opts[0].option = MHD_OPTION_END;
+  struct MHD_OptionItem listen_opts[] = {
+      {MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL},
+      {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)s->threads, NULL},
+      {MHD_OPTION_END, 0, NULL}};
+  if (own_loop)
+    listen_opts[0].option = MHD_OPTION_END;
   return MHD_start_daemon(
       flags, 0, NULL, NULL, on_access, s, MHD_OPTION_ARRAY, tls_opts,
-      MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
-      listen_fd, MHD_OPTION_THREAD_POOL_SIZE, own_loop ? 0u : s->threads,
+      MHD_OPTION_ARRAY, listen_opts, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s,
       MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK,
       no_unescape, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,

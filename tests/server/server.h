@@ -57,7 +57,7 @@ struct server {
   uint64_t min_part_size;
   uint64_t max_put; /* --max-put-size: one PUT or part, SRV_MAX_PUT at most */
   unsigned threads;
-  unsigned busy_poll_us; /* --busy-poll: 0, or poll this long after work */
+  unsigned busy_poll_us;     /* --busy-poll: 0, or poll this long after work */
   uint64_t conn_memory;      /* libmicrohttpd's pool per connection, bytes */
   unsigned complete_threads; /* copiers of one Complete (assemble.c) */
   char *tls_cert_pem, *tls_key_pem; /* both set: HTTPS */
@@ -245,10 +245,11 @@ int req_has_param(const struct req *r, const char *name);
 /* Records a failure to answer later; returns -1. */
 int req_fail(struct req *r, int http, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Starts a daemon on a bound listening socket: with libmicrohttpd's own
- * thread pool of s->threads, or (own_loop) one run by the caller's loop
- * in external-epoll mode (poller.c). */
-struct MHD_Daemon *http_start(struct server *s, int listen_fd, int own_loop);
+/* Starts a daemon on a bound listening socket with libmicrohttpd's own
+ * thread pool of s->threads; with listen_fd -1 one without a socket, in
+ * external-epoll mode, that the caller's loop runs and hands connections
+ * to (poller.c). */
+struct MHD_Daemon *http_start(struct server *s, int listen_fd);
 
 /* poller.c: the HTTP side as configured (thread pool, or busy-polling
  * threads with --busy-poll). srv_http_stop() also closes the listening

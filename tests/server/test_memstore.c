@@ -482,8 +482,7 @@ Test(memstore, busy_poll_serves_and_polls) {
   cr_assert_eq(kill(pid, SIGTERM), 0);
   int st = 0;
   cr_assert(srv_wait(&srv, 20, &st), "the server did not stop in 20 s");
-  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server ended with %#x",
-            st);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server ended with %#x", st);
   char path[320], line[512];
   snprintf(path, sizeof path, "%s/server.log", srv.base);
   FILE *f = fopen(path, "r");
