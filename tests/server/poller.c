@@ -235,6 +235,9 @@ static void *acceptor_main(void *arg) {
       }
     }
     next = best + 1;
+    srv_log(h->s, SLOG_DEBUG,
+            "connection handed to thread %u of %u (it had %u)", best, h->n,
+            best_load);
     struct poller *p = &h->p[best];
     pthread_mutex_lock(&p->lock);
     c->next = p->queue;
