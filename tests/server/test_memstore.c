@@ -582,6 +582,10 @@ Test(memstore, refuses_a_root_not_in_memory) {
   cr_assert_eq(run_server(e, out, sizeof out), 2, "%s", out);
   cr_assert_not_null(strstr(out, "--complete-threads 17: expected 1..16"), "%s",
                      out);
+  const char *g[] = {"--root", dir, "--busy-poll", "10001", NULL};
+  cr_assert_eq(run_server(g, out, sizeof out), 2, "%s", out);
+  cr_assert_not_null(strstr(out, "--busy-poll 10001: expected microseconds"),
+                     "%s", out);
   const char *c[] = {"--storage", "ram", NULL};
   cr_assert_eq(run_server(c, out, sizeof out), 2, "%s", out);
   cr_assert_not_null(strstr(out, "expected disk or memory"), "%s", out);
