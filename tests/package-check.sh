@@ -91,8 +91,14 @@ awk '/^## Example/ {e = 1} e && /^```c$/ {c = 1; next} c && /^```$/ {exit}
 [ -s "$WORK/example.c" ] || fail "no C example in README.md"
 (cd "$WORK" && cc -Wall -Werror -o example example.c \
   $(pkg-config --cflags --libs hipobj)) || fail "the example does not build"
-ldd "$WORK/example" | grep -Eq "libhipobj.so.1 => (/usr)?/lib/" ||
+# ldd's output is read whole before grep looks at it: `ldd | grep -q` under
+# pipefail fails at random when grep leaves before ldd has written all of it
+# (SIGPIPE), which the CI machine once did.
+deps=$(ldd "$WORK/example") || fail "ldd of the example failed"
+grep -Eq "libhipobj.so.1 => (/usr)?/lib/" <<<"$deps" || {
+  echo "$deps"
   fail "the example is not linked to the installed libhipobj.so.1"
+}
 # libhipobj.a, with the libraries it needs (hipobj.pc's Requires.private)
 # linked as shared ones: `pkg-config --static --libs hipobj` would also ask
 # for the static dependencies of libcurl (krb5, ldap, ...), which Debian's
@@ -103,8 +109,8 @@ libdir=$(pkg-config --variable=libdir hipobj)
   $(pkg-config --libs $(pkg-config --print-requires-private hipobj |
     awk '{print $1}')) -pthread) ||
   fail "the example does not link with libhipobj.a"
-ldd "$WORK/example-static" | grep -q libhipobj &&
-  fail "example-static loads libhipobj.so"
+deps=$(ldd "$WORK/example-static") || fail "ldd of example-static failed"
+grep -q libhipobj <<<"$deps" && fail "example-static loads libhipobj.so"
 
 step "run it against the installed hipobj-server"
 export AWS_ACCESS_KEY_ID=AKIDPACKAGE AWS_SECRET_ACCESS_KEY=package-secret

@@ -60,7 +60,7 @@ for f in "$server" "$cli" "$suite" "$bench"; do
 done
 
 # The CUDA driver library is loaded with dlopen("libcuda.so.1").
-if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+if ! grep -q 'libcuda\.so\.1 ' <<<"$(ldconfig -p 2>/dev/null)"; then
   for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib64 \
     /usr/local/cuda/compat /usr/lib/x86_64-linux-gnu; do
     if [ -e "$d/libcuda.so.1" ]; then

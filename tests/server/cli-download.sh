@@ -166,10 +166,10 @@ if command -v curl >/dev/null; then
   "${H[@]}" cp --recursive s3://cli-download/grow/ "$WORK/grown/" &
   cp_pid=$!
   for _ in $(seq 100); do
-    admin | grep -q 'fired=1' && break
+    grep -q 'fired=1' <<<"$(admin)" && break
     sleep 0.1
   done
-  admin | grep -q 'fired=1' || fail "the GET never reached the server"
+  grep -q 'fired=1' <<<"$(admin)" || fail "the GET never reached the server"
   "${H[@]}" cp "$WORK/long" s3://cli-download/grow/g
   wait "$cp_pid" || fail "cp --recursive of the grown object failed"
   admin -X DELETE >/dev/null
@@ -188,7 +188,7 @@ if command -v curl >/dev/null; then
   for _ in $(seq 60); do
     # (no directory yet: find fails, which pipefail must not take as ours)
     n=$({ find "$WORK/many-back" -type f -name 'o*' 2>/dev/null || true; } | wc -l)
-    [ "$n" -ge 100 ] && kill -0 "$cp_pid" 2>/dev/null && admin | grep -q 'fired=1' &&
+    [ "$n" -ge 100 ] && kill -0 "$cp_pid" 2>/dev/null && grep -q 'fired=1' <<<"$(admin)" &&
       { early=1; break; }
     sleep 0.1
   done

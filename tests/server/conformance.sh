@@ -174,7 +174,7 @@ s3c get --force s3://s3cmd-bkt/small.bin "$WORK/small.s3cmd" >/dev/null || fail 
 same "$WORK/small.bin" "$WORK/small.s3cmd" "s3cmd small round trip"
 n=$(s3c ls s3://s3cmd-bkt/ | wc -l)
 [ "$n" = 2 ] || fail "s3cmd ls shows $n objects, want 2"
-s3c ls | grep -q 's3://s3cmd-bkt' || fail "s3cmd ls of buckets"
+grep -q 's3://s3cmd-bkt' <<<"$(s3c ls)" || fail "s3cmd ls of buckets"
 # Cross-check: what s3cmd stored, awscli reads.
 aws s3 cp --only-show-errors s3://s3cmd-bkt/big.bin "$WORK/big.cross" || fail "aws cp of s3cmd's object"
 same "$WORK/big.bin" "$WORK/big.cross" "s3cmd upload read by awscli"
