@@ -33,6 +33,8 @@ packages=(
   # the rdma suite: Debian's kernel in a qemu guest with Soft-RoCE (rdma_rxe)
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2
   libibverbs1 ibverbs-providers ibverbs-utils
+  # tests/with-deadline.sh: the backtraces of a test that hangs
+  gdb
 )
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -9,10 +9,15 @@
 # Exits with CMD's status, or 77 (skip) with the reason when none works.
 # RXE_DEV, RXE_IP and RXE_GID_INDEX are exported in cases 2 and 3.
 # HIPOBJ_RXE_MODE=auto|native|vm forces a choice.
+# CMD runs under with-deadline.sh: after HIPOBJ_TEST_DEADLINE seconds
+# (default 600, below meson's 900 and the VM's own limit) it prints what
+# each of CMD's processes is doing and ends them, so that a hang seen once
+# on CI leaves its stacks in the log.
 set -uo pipefail
 [ $# -gt 0 ] || { echo "usage: $0 CMD [ARGS...]" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=${HIPOBJ_RXE_MODE:-auto}
+set -- "$here/../with-deadline.sh" "${HIPOBJ_TEST_DEADLINE:-600}" "$@"
 
 active_device() {
   local s
