@@ -12,7 +12,8 @@ struct hworkq {
   void (*run)(struct hworkq_item *it);
   int stop;
   unsigned n, n_idle, max;
-  pthread_t th[]; /* max of them */
+  unsigned queued; /* items on the list, not yet taken by a thread */
+  pthread_t th[];  /* max of them */
 };
 
 static void *workq_main(void *arg) {
@@ -27,6 +28,7 @@ static void *workq_main(void *arg) {
     q->head = it->next;
     if (!q->head)
       q->tail = NULL;
+    q->queued--;
     q->n_idle--;
     pthread_mutex_unlock(&q->lock);
     q->run(it);
@@ -61,8 +63,11 @@ struct hworkq *hworkq_create(unsigned max_threads,
 int hworkq_push(struct hworkq *q, struct hworkq_item *it) {
   it->next = NULL;
   pthread_mutex_lock(&q->lock);
-  /* A thread per waiting item, up to the maximum; beyond it items wait. */
-  if (q->n_idle == 0 && q->n < q->max &&
+  /* A thread per waiting item, up to the maximum; beyond it items wait.
+   * An idle thread that has not yet woken for an item already queued is
+   * not free for this one: counting it so made items pushed back to back
+   * share one thread and run one after another. */
+  if (q->queued >= q->n_idle && q->n < q->max &&
       pthread_create(&q->th[q->n], NULL, workq_main, q) == 0) {
     __atomic_add_fetch(&threads_started, 1, __ATOMIC_RELAXED);
     q->n++;
@@ -77,6 +82,7 @@ int hworkq_push(struct hworkq *q, struct hworkq_item *it) {
   else
     q->head = it;
   q->tail = it;
+  q->queued++;
   pthread_cond_signal(&q->cond);
   pthread_mutex_unlock(&q->lock);
   return 0;
