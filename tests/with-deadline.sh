@@ -6,8 +6,9 @@
 # Why: a test that hangs inside the Soft-RoCE VM or on CI is otherwise killed
 # by an outer timeout that says only "timed out", and the next run may not
 # hang again. Before anything is killed this prints, for each descendant: its
-# command line and, per thread, the kernel's wait channel and current system
-# call; with gdb installed, every thread's backtrace too. Pick SECONDS below
+# command line and, per thread, the kernel's wait channel, current system
+# call and (as root) kernel stack; with gdb installed, every thread's
+# backtrace too. Pick SECONDS below
 # the outer limits (meson's timeout, RXE_VM_TIMEOUT) so this one fires first.
 # Exit status: CMD's, or 124 at the deadline.
 set -uo pipefail
@@ -46,6 +47,9 @@ dump_one() {
     printf '  tid %s %-16s wchan=%s syscall=%s\n' "${t##*/}" \
       "$(cat "$t/comm" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null)" \
       "$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+    # The kernel side (root only): a thread stuck in a driver, such as
+    # rxe's verbs, shows there and nowhere else.
+    sed 's/^/      /' "$t/stack" 2>/dev/null
   done
   if command -v gdb >/dev/null; then
     timeout 60 gdb -p "$pid" -batch -nx -q -ex "set pagination off" \

@@ -200,7 +200,10 @@ timeout -k 10 "${RXE_VM_TIMEOUT:-900}" "$qemu" "${accel[@]}" -M pc \
   < /dev/null || rc=$?
 [ -z "${RXE_VM_KLOG:-}" ] || cp "$work/klog" "$RXE_VM_KLOG" 2>/dev/null || true
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-  echo "run-in-rxe-vm: timed out after ${RXE_VM_TIMEOUT:-900} s" >&2
+  # A guest that stalled as a whole (no in-guest deadline fired) may have
+  # said why on its console: soft lockups, hung tasks, RCU stalls.
+  echo "run-in-rxe-vm: timed out after ${RXE_VM_TIMEOUT:-900} s; guest kernel log tail:" >&2
+  tail -n 40 "$work/klog" >&2 || true
   exit 124
 fi
 if [ ! -s "$work/share/status" ]; then
