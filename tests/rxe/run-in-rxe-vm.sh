@@ -22,7 +22,9 @@
 #
 # Knobs: RXE_VM_NET=dummy|veth  RXE_VM_MEM=2G  RXE_VM_SMP=<host CPUs>
 #        RXE_VM_TIMEOUT=900 (s)  RXE_VM_KLOG=FILE (keep the guest kernel log)
-#        RXE_VM_ACCEL=auto|tcg
+#        RXE_VM_ACCEL=auto|tcg  RXE_VM_BOOT_TIMEOUT=180 (s: a guest that
+#        has not reached CMD by then is stopped, and tried once more under
+#        TCG if it ran under KVM)
 # Packages (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static cpio
 #   kmod iproute2 libibverbs1 ibverbs-providers (INITRD=No saves a useless
 #   initramfs build when installing the kernel).
@@ -137,6 +139,7 @@ export RXE_DEV=rxe0 RXE_IP RXE_GID_INDEX
 ulimit -l unlimited
 . /.rxe-share/env.sh
 cd "$cwd" || fail "cannot enter $cwd"
+: > /.rxe-share/started   # the host's boot watchdog waits for this
 bash /.rxe-share/cmd.sh < /dev/null
 echo $? > /.rxe-share/status
 sync; bb poweroff -f
@@ -151,12 +154,11 @@ EOF
 # test of the rdma suite hit its 900 s limit. So the kernel is booted (with
 # no root: it prints its banner at once, then panics) until it prints, 15 s
 # at most; the verdict is kept for the host's boot.
+kvm_cache=${TMPDIR:-/tmp}/hipobj-rxe-kvm.$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
 kvm_boots() {
-  local id cache out pid i
-  id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) || id=unknown
-  cache=${TMPDIR:-/tmp}/hipobj-rxe-kvm.$id
-  if [ -s "$cache" ]; then
-    [ "$(cat "$cache")" = yes ]
+  local out pid i
+  if [ -s "$kvm_cache" ]; then
+    [ "$(cat "$kvm_cache")" = yes ]
     return
   fi
   out=$work/kvm-probe
@@ -174,11 +176,11 @@ kvm_boots() {
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   if grep -q "Linux version" "$out" 2>/dev/null; then
-    echo yes > "$cache"
+    echo yes > "$kvm_cache"
     return 0
   fi
   echo "run-in-rxe-vm: the kernel does not boot under KVM here: TCG" >&2
-  echo no > "$cache"
+  echo no > "$kvm_cache"
   return 1
 }
 accel=(-accel tcg,thread=multi -cpu max)
@@ -187,17 +189,57 @@ if [ "${RXE_VM_ACCEL:-auto}" = auto ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
   accel=(-accel kvm -cpu host)
 fi
 
-rc=0
-timeout -k 10 "${RXE_VM_TIMEOUT:-900}" "$qemu" "${accel[@]}" -M pc \
-  -m "${RXE_VM_MEM:-2G}" -smp "${RXE_VM_SMP:-$(nproc)}" \
-  -nodefaults -no-user-config -display none -no-reboot \
-  -kernel "/boot/vmlinuz-$kver" -initrd "$work/initrd.gz" \
-  -append "console=ttyS0 loglevel=4 panic=-1" \
-  -chardev file,id=klog,path="$work/klog" -serial chardev:klog -serial stdio \
-  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-  -virtfs local,path="$work/share",mount_tag=share,security_model=none \
-  -virtfs local,path="$PWD",mount_tag=cwd,security_model=none,multidevs=remap \
-  < /dev/null || rc=$?
+# Runs the guest with the accelerator in "$@" until it powers off or the
+# time left runs out. A guest that has not reached CMD within the boot
+# limit (qemu stuck before the guest runs, as KVM was on one host) is
+# stopped and rc set to 126 so the caller can try another way; else rc is
+# qemu's (under timeout: 124 when the time ran out).
+run_guest() {
+  local boot_limit=${RXE_VM_BOOT_TIMEOUT:-180} left t0 pid i
+  left=$((end - $(date +%s)))
+  [ "$left" -gt 0 ] || { rc=124; return; }
+  rm -f "$work/share/started" "$work/share/status"
+  : > "$work/klog"
+  t0=$(date +%s)
+  timeout -k 10 "$left" "$qemu" "$@" -M pc \
+    -m "${RXE_VM_MEM:-2G}" -smp "${RXE_VM_SMP:-$(nproc)}" \
+    -nodefaults -no-user-config -display none -no-reboot \
+    -kernel "/boot/vmlinuz-$kver" -initrd "$work/initrd.gz" \
+    -append "console=ttyS0 loglevel=4 panic=-1" \
+    -chardev file,id=klog,path="$work/klog" -serial chardev:klog -serial stdio \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    -virtfs local,path="$work/share",mount_tag=share,security_model=none \
+    -virtfs local,path="$PWD",mount_tag=cwd,security_model=none,multidevs=remap \
+    < /dev/null &
+  pid=$!
+  for ((i = 0; ; i++)); do
+    [ -e "$work/share/started" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    if [ $(($(date +%s) - t0)) -ge "$boot_limit" ]; then
+      echo "run-in-rxe-vm: the guest ($*) did not reach the command in $boot_limit s; its console:" >&2
+      tail -n 20 "$work/klog" >&2 || true
+      kill -TERM "$pid" 2>/dev/null   # timeout passes it on to qemu
+      wait "$pid" 2>/dev/null
+      rc=126
+      return
+    fi
+    sleep 0.5
+  done
+  rc=0
+  wait "$pid" || rc=$?
+}
+
+end=$(($(date +%s) + ${RXE_VM_TIMEOUT:-900}))
+run_guest "${accel[@]}"
+if [ $rc -eq 126 ] && [ "${accel[1]}" = kvm ]; then
+  echo "run-in-rxe-vm: trying TCG instead" >&2
+  echo no > "$kvm_cache"   # the later guests of this host's boot too
+  run_guest -accel tcg,thread=multi -cpu max
+fi
+if [ $rc -eq 126 ]; then
+  echo "run-in-rxe-vm: the guest never reached the command" >&2
+  exit 125
+fi
 [ -z "${RXE_VM_KLOG:-}" ] || cp "$work/klog" "$RXE_VM_KLOG" 2>/dev/null || true
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
   # A guest that stalled as a whole (no in-guest deadline fired) may have
