@@ -399,7 +399,10 @@ struct hipobj_client_config {
                                   low_speed_bytes_per_s for this long
                                   (rounded up to whole seconds);
                                   HIPOBJ_E_TIMEOUT, retried. Default
-                                  30000. */
+                                  30000. The RDMA data path's control
+                                  requests are bounded by the session's
+                                  deadline instead: READY moves no bytes
+                                  while the data goes by RDMA. */
   unsigned max_attempts; /**< Attempts per request incl. the first; default 4; 1
                             = no retry. */
   unsigned retry_base_ms; /**< First backoff step; default 100 (capped at 20 s,

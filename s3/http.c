@@ -338,7 +338,11 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
     SET(CURLOPT_TIMEOUT_MS, (long)x->timeout_ms);
   else if (c->request_timeout_ms)
     SET(CURLOPT_TIMEOUT_MS, (long)c->request_timeout_ms);
-  if (c->stall_timeout_ms) {
+  /* A request with its own whole-request limit (the RDMA control
+   * requests) is bounded by it; stall detection would cut READY, which
+   * moves no bytes while the data phase runs by RDMA, after the stall
+   * window even when the session has longer. */
+  if (c->stall_timeout_ms && !x->timeout_ms) {
     SET(CURLOPT_LOW_SPEED_LIMIT, (long)low_speed(h, x));
     SET(CURLOPT_LOW_SPEED_TIME, (long)stall_seconds(h));
   }

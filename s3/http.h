@@ -109,7 +109,9 @@ struct s3_http_xfer {
   /* A connection of its own, closed after the answer (RDMA control
    * requests: READY holds its connection through the data phase). */
   int dedicated_connection;
-  unsigned timeout_ms; /* whole-transfer limit; 0: the engine's */
+  unsigned timeout_ms; /* whole-transfer limit, which replaces stall
+                        * detection; 0: the engine's limit and stall
+                        * detection */
   /* The submitting thread waits for the answer anyway: between
    * s3_http_here_begin() and s3_http_here_run() on that thread, the
    * transfer may run there (see s3_http_here_run). */

@@ -221,6 +221,33 @@ Test(rdma_s3, broken_data_phase_never_gives_wrong_bytes) {
   free(back);
 }
 
+Test(rdma_s3, ready_answered_after_the_stall_window_is_not_a_stall) {
+  /* Every READY is answered 2.5 s late; the client's stall window is 1 s.
+   * READY moves no bytes while it waits (the data phase goes by RDMA):
+   * the session's deadline bounds it, not stall detection, which cut it
+   * and failed every RDMA transfer that took longer than the window. One
+   * attempt, so no retry can hide a failure. */
+  start("op=RdmaReady,prob=1,action=delay:2500");
+  hipobj_client_free(cli);
+  struct hipobj_client_config cfg;
+  client_config(&cfg, srv.url, NULL, NULL, 1, 0);
+  cfg.stall_timeout_ms = 1000;
+  cfg.rdma_policy = HIPOBJ_RDMA_REQUIRE;
+  OK(hipobj_client_create(&cfg, &cli, err));
+  size_t n = 100000;
+  char *data = malloc(n), *back = calloc(1, n);
+  fill_pattern(data, n, 11);
+  put_rdma("slow-ready", data, n);
+  struct hipobj_mem dst = hipobj_mem_host(back, n);
+  struct hipobj_xfer_result res = HIPOBJ_XFER_RESULT_INIT;
+  OK(hipobj_s3_get(cli, T_BUCKET, "slow-ready", &dst, NULL, &res, err));
+  cr_assert_eq(res.path, HIPOBJ_PATH_RDMA_DIRECT);
+  cr_assert_eq(res.rdma_bytes, n);
+  cr_assert_eq(memcmp(data, back, n), 0);
+  free(data);
+  free(back);
+}
+
 static _Atomic uint64_t seen;
 
 static void on_progress(void *user, uint64_t done, uint64_t total) {
