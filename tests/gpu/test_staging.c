@@ -285,6 +285,13 @@ Test(staging, get_retry_after_mid_body_failure_restarts_at_zero) {
 /* ---- PUT ----------------------------------------------------------------- */
 
 #define PUT_OK "HTTP/1.1 200 OK\r\nETag: \"p\"\r\nContent-Length: 0\r\n\r\n"
+/* The same, saying that the server closes the connection after it (the
+ * mini server serves one connection at a time: parallel parts need it to
+ * close). Without "Connection: close" libcurl may reuse the connection
+ * before the close reaches it, and the next part meets a reset. */
+#define PUT_OK_CLOSE                                                           \
+  "HTTP/1.1 200 OK\r\nETag: \"p\"\r\nConnection: close\r\n"                    \
+  "Content-Length: 0\r\n\r\n"
 
 Test(staging, put_signed_hashes_the_gpu_data) {
   static const size_t sizes[] = {0, 1, CB - 1, CB, CB + 1, 10 * CB + 7};
@@ -416,9 +423,9 @@ Test(staging, multipart_put_from_gpu_memory) {
       {NULL, 1, "200 OK", XML_HDR,
        "<InitiateMultipartUploadResult><UploadId>UP-1</UploadId>"
        "</InitiateMultipartUploadResult>"},
-      {PUT_OK, 1},
-      {PUT_OK, 1},
-      {PUT_OK, 1},
+      {PUT_OK_CLOSE, 1},
+      {PUT_OK_CLOSE, 1},
+      {PUT_OK_CLOSE, 1},
       {NULL, 1, "200 OK", XML_HDR,
        "<CompleteMultipartUploadResult><ETag>\"m-3\"</ETag>"
        "</CompleteMultipartUploadResult>"},

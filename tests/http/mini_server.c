@@ -35,7 +35,9 @@ struct mini_server {
 };
 
 static const struct mini_reply fallback = {
-    "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n", 1};
+    "HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n"
+    "Content-Length: 0\r\n\r\n",
+    1};
 
 static int wait_readable(struct mini_server *s, int fd) {
   struct pollfd p[2] = {{fd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
@@ -121,8 +123,12 @@ static void *serve(void *arg) {
       char *built = NULL;
       if (!r->raw) {
         const char *b = r->body ? r->body : "";
-        if (asprintf(&built, "HTTP/1.1 %s\r\n%sContent-Length: %zu\r\n\r\n%s",
-                     r->status, r->headers ? r->headers : "", strlen(b), b) < 0)
+        /* A server that closes after the answer says so: else a client
+         * may reuse the connection before the close reaches it. */
+        if (asprintf(&built, "HTTP/1.1 %s\r\n%s%sContent-Length: %zu\r\n\r\n%s",
+                     r->status, r->headers ? r->headers : "",
+                     r->close_after ? "Connection: close\r\n" : "", strlen(b),
+                     b) < 0)
           abort();
       }
       const char *p = r->raw ? r->raw : built;

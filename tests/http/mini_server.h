@@ -11,7 +11,8 @@
  * `status` + `headers` + `body`, sent with a correct Content-Length. */
 struct mini_reply {
   const char *raw;     /* complete HTTP answer: status line, headers, body */
-  int close_after;     /* close the connection after sending the answer */
+  int close_after;     /* close the connection after sending the answer
+                        * (a built answer then says "Connection: close") */
   const char *status;  /* "200 OK" */
   const char *headers; /* extra header lines, each ending in CRLF, or NULL */
   const char *body;    /* NULL: empty */
