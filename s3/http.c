@@ -466,12 +466,61 @@ struct xfer_priv *http_begin(struct worker *h, struct s3_http_xfer *x) {
   return p;
 }
 
+static void active_add(struct worker *h, struct xfer_priv *p) {
+  p->prev = NULL;
+  p->next = h->active;
+  if (h->active)
+    h->active->prev = p;
+  h->active = p;
+}
+
+static void active_remove(struct worker *h, struct xfer_priv *p) {
+  if (p->prev)
+    p->prev->next = p->next;
+  else
+    h->active = p->next;
+  if (p->next)
+    p->next->prev = p->prev;
+  p->prev = p->next = NULL;
+}
+
 static void start(struct worker *h, struct s3_http_xfer *x) {
   struct xfer_priv *p = http_begin(h, x);
-  if (p && curl_multi_add_handle(h->multi, p->easy)) {
+  if (!p)
+    return;
+  if (curl_multi_add_handle(h->multi, p->easy)) {
     hstrlcpy(x->resp.transport_msg, "could not set up the transfer",
              sizeof x->resp.transport_msg);
     http_finish(h, x, CURLE_FAILED_INIT);
+    return;
+  }
+  p->x = x;
+  active_add(h, p);
+}
+
+/* Ends the cancelled transfers libcurl holds. on_xferinfo ends a running
+ * one, but libcurl calls it only for transfers that have a connection: one
+ * waiting for a free connection (max_connections reached) would see its
+ * cancel, its timeout and its stall limit only once another transfer gave
+ * one up, which a long transfer may not do for minutes. Swept when a
+ * cancel asks, and every SWEEP_MS for the tokens, which are set without a
+ * wakeup (the loop wakes at least once a second). */
+#define SWEEP_MS 250
+static void sweep_cancelled(struct worker *h, uint64_t now) {
+  if (!__atomic_exchange_n(&h->sweep_now, 0, __ATOMIC_ACQ_REL) &&
+      now - h->swept_ms < SWEEP_MS)
+    return;
+  h->swept_ms = now;
+  for (struct xfer_priv *p = h->active, *next; p; p = next) {
+    next = p->next;
+    struct s3_http_xfer *x = p->x;
+    if (!cancelled(x))
+      continue;
+    active_remove(h, p);
+    curl_multi_remove_handle(h->multi, p->easy);
+    x->resp.cancelled = 1;
+    hstrlcpy(p->errbuf, "cancelled", sizeof p->errbuf);
+    http_finish(h, x, CURLE_ABORTED_BY_CALLBACK);
   }
 }
 
@@ -513,9 +562,11 @@ static void *worker_main(void *arg) {
       CURL *e = m->easy_handle;
       CURLcode code = m->data.result;
       curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+      active_remove(h, x->priv_easy);
       curl_multi_remove_handle(h->multi, e);
       http_finish(h, x, code);
     }
+    sweep_cancelled(h, now);
     if (stop && running == 0)
       break;
     uint64_t after = http_mono_ms();
@@ -662,15 +713,19 @@ void s3_http_cancel(struct s3_http *h, struct s3_http_xfer *x) {
   x->cancel = 1;
   /* So an idle worker notices soon: the one it was given to, if known. */
   struct worker *w = __atomic_load_n(&x->priv_worker, __ATOMIC_ACQUIRE);
-  if (w)
+  if (w) {
+    __atomic_store_n(&w->sweep_now, 1, __ATOMIC_RELEASE);
     curl_multi_wakeup(w->multi);
-  else
+  } else {
     s3_http_wakeup(h);
+  }
 }
 
 void s3_http_wakeup(struct s3_http *h) {
-  for (unsigned i = 0; i < h->n_workers; i++)
+  for (unsigned i = 0; i < h->n_workers; i++) {
+    __atomic_store_n(&h->w[i].sweep_now, 1, __ATOMIC_RELEASE);
     curl_multi_wakeup(h->w[i].multi);
+  }
 }
 
 struct waiter {

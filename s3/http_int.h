@@ -26,7 +26,12 @@ struct worker {
   pthread_mutex_t lock;
   struct s3_http_xfer *queue; /* submitted, not yet handed to curl */
   int stop;
-  unsigned load;          /* transfers submitted and not finished (atomic) */
+  unsigned load; /* transfers submitted and not finished (atomic) */
+  /* Handed to libcurl and not finished (worker-only), swept for
+   * cancelled ones: see sweep_cancelled() in http.c. */
+  struct xfer_priv *active;
+  uint64_t swept_ms;      /* when it was last swept */
+  int sweep_now;          /* a cancel asked for a sweep (atomic) */
   struct idle_easy *idle; /* kept for reuse; worker-only */
   size_t n_idle;
   int shared; /* the here-pool: idle used by any thread, under lock */
@@ -54,6 +59,8 @@ struct s3_http {
 
 /* Per-transfer engine state, allocated at start and freed at completion. */
 struct xfer_priv {
+  struct s3_http_xfer *x;
+  struct xfer_priv *prev, *next; /* the worker's active list */
   CURL *easy;
   CURLM *multi; /* here-pool: the multi handle that runs it */
   struct curl_slist *headers;

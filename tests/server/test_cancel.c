@@ -3,10 +3,11 @@
  * that the server holds back (a small one, which runs on the calling
  * thread, and a parallel one, whose parts run on the HTTP workers), a
  * blocking multipart PUT (the upload aborted on the server, no object)
- * and an asynchronous GET; a call that begins with the token already set
- * fails at once without creating anything; a token never set changes
- * nothing; one token serves several calls at once. The delays are far
- * longer than the bounds the tests wait: a call that returns before them
+ * and an asynchronous GET, also one waiting inside libcurl for a
+ * connection (max_connections 1, taken by a held GET); a call that begins with
+ * the token already set fails at once without creating anything; a token never
+ * set changes nothing; one token serves several calls at once. The delays are
+ * far longer than the bounds the tests wait: a call that returns before them
  * was stopped by its token. */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -162,6 +163,43 @@ Test(cancel, token_stops_an_asynchronous_get) {
   hipobj_xfer_free(x);
   free(back);
   free(data);
+}
+
+Test(cancel, token_stops_a_get_waiting_for_a_connection) {
+  /* One connection: GET "held" takes it and the server holds it back; GET
+   * "queued" waits inside libcurl for the connection, where no progress
+   * callback runs. Its token must still end it, with "held" still held. */
+  start("op=GetObject,nth=1,action=delay:20000");
+  hipobj_client_free(cli);
+  struct hipobj_client_config cfg;
+  client_config(&cfg, srv.url, NULL, NULL, 1, 1);
+  cfg.max_connections = 1;
+  OK(hipobj_client_create(&cfg, &cli, err));
+  size_t n = 1000;
+  char *d1 = put_pattern(cli, "held", n, 7),
+       *d2 = put_pattern(cli, "queued", n, 8);
+  char *b1 = calloc(1, n), *b2 = calloc(1, n);
+  struct hipobj_mem m1 = hipobj_mem_host(b1, n), m2 = hipobj_mem_host(b2, n);
+  struct hipobj_xfer *held = NULL, *queued = NULL;
+  OK(hipobj_s3_get_start(cli, T_BUCKET, "held", &m1, NULL, NULL, &held, err));
+  struct hipobj_get_opts o = HIPOBJ_GET_OPTS_INIT;
+  o.cancel = tok;
+  OK(hipobj_s3_get_start(cli, T_BUCKET, "queued", &m2, &o, NULL, &queued, err));
+  pthread_t t = cancel_later();
+  cr_assert_eq(hipobj_xfer_wait(queued, NULL, err), HIPOBJ_E_CANCELLED, "%s",
+               hipobj_error_message(err));
+  cr_assert_not(hipobj_xfer_done(held),
+                "the queued GET ended only once the held one had");
+  pthread_join(t, NULL);
+  hipobj_xfer_cancel(held);
+  cr_assert_eq(hipobj_xfer_wait(held, NULL, err), HIPOBJ_E_CANCELLED, "%s",
+               hipobj_error_message(err));
+  hipobj_xfer_free(held);
+  hipobj_xfer_free(queued);
+  free(b1);
+  free(b2);
+  free(d1);
+  free(d2);
 }
 
 Test(cancel, a_set_token_fails_calls_at_once_creating_nothing) {
