@@ -501,10 +501,12 @@ static void start(struct worker *h, struct s3_http_xfer *x) {
 /* Ends the cancelled transfers libcurl holds. on_xferinfo ends a running
  * one, but libcurl calls it only for transfers that have a connection: one
  * waiting for a free connection (max_connections reached) would see its
- * cancel, its timeout and its stall limit only once another transfer gave
- * one up, which a long transfer may not do for minutes. Swept when a
- * cancel asks, and every SWEEP_MS for the tokens, which are set without a
- * wakeup (the loop wakes at least once a second). */
+ * cancel only once another transfer gave one up, which a long transfer may
+ * not do for minutes (libcurl's own time limits wait for a connection
+ * too: a caller that needs a bound there, like the RDMA READY wait,
+ * cancels). Swept when a cancel asks, and every SWEEP_MS for the tokens,
+ * which are set without a wakeup (the loop wakes at least once a
+ * second). */
 #define SWEEP_MS 250
 static void sweep_cancelled(struct worker *h, uint64_t now) {
   if (!__atomic_exchange_n(&h->sweep_now, 0, __ATOMIC_ACQ_REL) &&
