@@ -195,7 +195,7 @@ fi
 # stopped and rc set to 126 so the caller can try another way; else rc is
 # qemu's (under timeout: 124 when the time ran out).
 run_guest() {
-  local boot_limit=${RXE_VM_BOOT_TIMEOUT:-180} left t0 pid i
+  local boot_limit=${RXE_VM_BOOT_TIMEOUT:-180} left t0 pid
   left=$((end - $(date +%s)))
   [ "$left" -gt 0 ] || { rc=124; return; }
   rm -f "$work/share/started" "$work/share/status"
@@ -212,7 +212,7 @@ run_guest() {
     -virtfs local,path="$PWD",mount_tag=cwd,security_model=none,multidevs=remap \
     < /dev/null &
   pid=$!
-  for ((i = 0; ; i++)); do
+  while :; do
     [ -e "$work/share/started" ] && break
     kill -0 "$pid" 2>/dev/null || break
     if [ $(($(date +%s) - t0)) -ge "$boot_limit" ]; then
