@@ -64,7 +64,7 @@ static int valid_header_name(const char *s) {
 }
 
 struct canon_header {
-  char *name; /* lowercase */
+  const char *name; /* lowercase */
   const char *value;
   size_t index; /* input position: duplicates are joined in input order */
 };
@@ -78,7 +78,9 @@ static int cmp_canon_header(const void *a, const void *b) {
 }
 
 /* Appends the value trimmed, with every inner run of spaces and tabs folded
- * to one space. CR and LF are refused: they would end the header line. */
+ * to one space. CR and LF are refused: they would end the header line.
+ * The text between runs goes in whole: values are mostly one run (a
+ * character at a time was a fifth of a signature's CPU). */
 static int append_folded_value(struct hbuf *out, const char *v) {
   if (!v)
     v = "";
@@ -89,16 +91,20 @@ static int append_folded_value(struct hbuf *out, const char *v) {
     v++;
     n--;
   }
-  for (size_t i = 0; i < n; i++) {
-    char c = v[i];
-    if (c == '\r' || c == '\n')
-      return -1;
-    if (c == ' ' || c == '\t') {
-      while (i + 1 < n && (v[i + 1] == ' ' || v[i + 1] == '\t'))
+  if (memchr(v, '\r', n) || memchr(v, '\n', n))
+    return -1;
+  size_t i = 0;
+  while (i < n) {
+    size_t run = strcspn(v + i, " \t");
+    if (run > n - i)
+      run = n - i;
+    hbuf_append(out, v + i, run);
+    i += run;
+    if (i < n) { /* a run of spaces and tabs, not at the end: one space */
+      hbuf_putc(out, ' ');
+      while (i < n && (v[i] == ' ' || v[i] == '\t'))
         i++;
-      c = ' ';
     }
-    hbuf_putc(out, c);
   }
   return out->oom ? -1 : 0;
 }
@@ -118,21 +124,26 @@ int s3_sigv4_canonical_request(const struct s3_sigv4_input *in,
     return -1;
   size_t out_start = out->len, sh_start = signed_headers->len;
   struct canon_header *h = NULL;
+  char *names = NULL; /* every lowercase name, one allocation */
   int rc = -1;
-  if (in->n_headers) {
-    h = calloc(in->n_headers, sizeof *h);
-    if (!h)
-      return -1;
-  }
+  size_t names_len = 0;
   for (size_t i = 0; i < in->n_headers; i++) {
     if (!valid_header_name(in->headers[i].name))
+      return -1;
+    names_len += strlen(in->headers[i].name) + 1;
+  }
+  if (in->n_headers) {
+    h = calloc(in->n_headers, sizeof *h);
+    names = malloc(names_len);
+    if (!h || !names)
       goto done;
-    h[i].name = strdup(in->headers[i].name);
-    if (!h[i].name)
-      goto done;
-    for (char *p = h[i].name; *p; p++)
-      if (*p >= 'A' && *p <= 'Z')
-        *p = (char)(*p - 'A' + 'a');
+  }
+  char *next = names;
+  for (size_t i = 0; i < in->n_headers; i++) {
+    h[i].name = next;
+    for (const char *p = in->headers[i].name; *p; p++)
+      *next++ = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+    *next++ = '\0';
     h[i].value = in->headers[i].value;
     h[i].index = i;
   }
@@ -141,6 +152,7 @@ int s3_sigv4_canonical_request(const struct s3_sigv4_input *in,
 
   const char *uri =
       in->canonical_uri && *in->canonical_uri ? in->canonical_uri : "/";
+  hbuf_reserve(out, 480); /* one allocation for a usual request's text */
   hbuf_printf(out, "%s\n%s\n%s\n", in->method, uri,
               in->canonical_query ? in->canonical_query : "");
   for (size_t i = 0; i < in->n_headers; i++) {
@@ -173,9 +185,7 @@ done:
     truncate_to(out, out_start);
     truncate_to(signed_headers, sh_start);
   }
-  if (h)
-    for (size_t i = 0; i < in->n_headers; i++)
-      free(h[i].name);
+  free(names);
   free(h);
   return rc;
 }
