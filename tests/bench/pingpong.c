@@ -6,11 +6,15 @@
  * wake-up costs a client (tests/bench/README.md, "The server's wake-up").
  * A benchmark, not a test.
  *
- *   pingpong [N]   N round trips per mode after 1000 unmeasured (20000) */
+ *   pingpong [N [CLIENT_CPU SERVER_CPU]]
+ *     N round trips per mode after 1000 unmeasured (20000); each end pinned
+ *     to the CPU given (on a virtual machine the cost of a wake-up depends
+ *     on which two virtual CPUs, that is which host cores, take part). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,21 @@
 
 #define MSG 64
 #define WARMUP 1000
+
+static int cpu_client = -1, cpu_server = -1; /* -1: not pinned */
+
+/* Pins the calling process to cpu (when one was given). */
+static int pin(int cpu) {
+  if (cpu < 0)
+    return 0;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) == 0)
+    return 0;
+  fprintf(stderr, "pingpong: cannot run on CPU %d: %s\n", cpu, strerror(errno));
+  return -1;
+}
 
 static double now_us(void) {
   struct timespec t;
@@ -66,6 +85,8 @@ static int run(const char *name, int client_polls, int server_polls, int n) {
   }
   if (pid == 0) { /* the server: echoes until the client closes */
     char b[MSG];
+    if (pin(cpu_server) != 0)
+      _exit(1);
     int s = accept(ls, NULL, NULL);
     if (s < 0)
       _exit(1);
@@ -113,10 +134,21 @@ out:
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 20000;
-  if (n < 100) {
-    fprintf(stderr, "usage: pingpong [N >= 100]\n");
+  if (n < 100 || (argc != 2 && argc != 4 && argc != 1)) {
+    fprintf(stderr, "usage: pingpong [N >= 100 [CLIENT_CPU SERVER_CPU]]\n");
     return 2;
   }
+  if (argc == 4) {
+    cpu_client = atoi(argv[2]), cpu_server = atoi(argv[3]);
+    if (cpu_client < 0 || cpu_server < 0 || cpu_client >= CPU_SETSIZE ||
+        cpu_server >= CPU_SETSIZE) {
+      fprintf(stderr, "pingpong: CPUs are numbers from 0\n");
+      return 2;
+    }
+    printf("client on CPU %d, server on CPU %d\n", cpu_client, cpu_server);
+  }
+  if (pin(cpu_client) != 0)
+    return 1;
   int rc = 0;
   rc |= run("both sleep", 0, 0, n);
   rc |= run("client polls, server sleeps", 1, 0, n);
