@@ -221,7 +221,8 @@ static int preconditions(struct req *r, const struct obj_meta *m) {
 enum MHD_Result h_get_object(struct req *r) {
   struct obj_meta m;
   int fd = -1;
-  int rc = st_obj_open(r->srv, r->bucket, r->key, &m, &fd);
+  char *body = NULL; /* the object's bytes when the cache holds them */
+  int rc = st_obj_open_body(r->srv, r->bucket, r->key, &m, &fd, &body);
   if (rc == -ENOENT || rc == -ENOTDIR)
     return missing(r);
   if (rc != 0)
@@ -303,7 +304,8 @@ enum MHD_Result h_get_object(struct req *r) {
     srv_log(r->srv, SLOG_INFO, "%s: fault: partial answer, %llu bytes", r->id,
             (unsigned long long)len);
   }
-  struct MHD_Response *resp = srv_body_fd(r, fd, off, len);
+  struct MHD_Response *resp = body ? srv_body_mem(r, body + off, (size_t)len)
+                                   : srv_body_fd(r, fd, off, len);
   fd = -1; /* the response owns it now */
   if (resp) {
     add_object_headers(resp, &m);
@@ -326,6 +328,7 @@ enum MHD_Result h_get_object(struct req *r) {
 done:
   if (fd >= 0)
     close(fd);
+  free(body);
   meta_free(&m);
   return res;
 }

@@ -78,7 +78,7 @@ static int load_meta(const struct server *s, const char *bucket,
                      const char *name, const struct stat *st,
                      struct obj_meta *m) {
   struct hbuf text = HBUF_INIT;
-  int cached = mc_get(s->meta_cache, bucket, name, st, &text) == 0;
+  int cached = mc_get(s->meta_cache, bucket, name, st, &text, NULL) >= 0;
   int rc = 0;
   if (!cached) {
     char *meta_path = st_path(s, bucket, ".hipobj/meta/%s", name);
@@ -178,6 +178,87 @@ int st_obj_open(const struct server *s, const char *bucket, const char *key,
   if (st_obj_name(key, name) != 0)
     return -ENOMEM;
   return open_by_name(s, bucket, name, key, m, fd);
+}
+
+/* A small object whose bytes the memory mode's cache holds, found by a
+ * stat(2) of its data file: 0 (m and *body set), 1 when the cache cannot
+ * answer, or -errno (absent: -ENOENT or -ENOTDIR). No object lock: the
+ * text and the bytes are both pinned to the file stat names, so they are
+ * of one version, the one linked when stat ran. */
+static int cached_body(const struct server *s, const char *bucket,
+                       const char *name, struct obj_meta *m, char **body) {
+  char *data_path = st_path(s, bucket, "%s", name);
+  if (!data_path)
+    return -ENOMEM;
+  struct stat st;
+  int found = stat(data_path, &st) == 0, e = errno;
+  free(data_path);
+  if (!found)
+    return e == ENOENT || e == ENOTDIR ? -e : 1;
+  struct hbuf text = HBUF_INIT, data = HBUF_INIT;
+  int rc = 1;
+  if (mc_get(s->meta_cache, bucket, name, &st, &text, &data) == 1 &&
+      meta_parse(hbuf_str(&text), text.len, m) == 0) {
+    if (m->ino == (uint64_t)st.st_ino && m->size == (uint64_t)st.st_size &&
+        data.len == m->size && (*body = hbuf_steal(&data)) != NULL) {
+      rc = 0; /* *body is not NULL, even for no bytes */
+    } else {
+      meta_free(m);
+      memset(m, 0, sizeof *m);
+    }
+  }
+  hbuf_free(&text);
+  hbuf_free(&data);
+  return rc;
+}
+
+/* Reads the object open as fd into the cache when it is small; the bytes
+ * read become *body and fd is closed, or nothing changes. */
+static void keep_body(const struct server *s, const char *bucket,
+                      const char *name, const struct obj_meta *m, int *fd,
+                      char **body) {
+  struct stat st;
+  if (m->size > MC_BODY_MAX || fstat(*fd, &st) != 0 ||
+      (uint64_t)st.st_size != m->size)
+    return;
+  char *buf = malloc(m->size ? m->size : 1);
+  size_t got = 0;
+  while (buf && got < m->size) {
+    ssize_t n = pread(*fd, buf + got, m->size - got, (off_t)got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+  }
+  if (!buf || got != m->size) {
+    free(buf);
+    return;
+  }
+  mc_put_body(s->meta_cache, bucket, name, &st, buf, got);
+  close(*fd);
+  *fd = -1;
+  *body = buf;
+}
+
+int st_obj_open_body(const struct server *s, const char *bucket,
+                     const char *key, struct obj_meta *m, int *fd,
+                     char **body) {
+  char name[ST_NAME_MAX];
+  memset(m, 0, sizeof *m);
+  *fd = -1;
+  *body = NULL;
+  if (st_obj_name(key, name) != 0)
+    return -ENOMEM;
+  if (s->meta_cache) {
+    int rc = cached_body(s, bucket, name, m, body);
+    if (rc != 1)
+      return rc;
+  }
+  int rc = open_by_name(s, bucket, name, key, m, fd);
+  if (rc == 0 && s->meta_cache)
+    keep_body(s, bucket, name, m, fd, body);
+  return rc;
 }
 
 int st_obj_info(const struct server *s, const char *bucket, const char *key,

@@ -111,6 +111,11 @@ int st_obj_commit(const struct server *s, const char *bucket, const char *key,
                   const char *data_tmp, struct obj_meta *m);
 int st_obj_open(const struct server *s, const char *bucket, const char *key,
                 struct obj_meta *m, int *fd);
+/* st_obj_open for a GET's body: in memory mode a small object comes from
+ * the cache (metacache.c) as *body, m->size malloc'd bytes, with *fd -1;
+ * otherwise *body is NULL and *fd as st_obj_open's. */
+int st_obj_open_body(const struct server *s, const char *bucket,
+                     const char *key, struct obj_meta *m, int *fd, char **body);
 int st_obj_info(const struct server *s, const char *bucket, const char *key,
                 struct obj_meta *m);
 int st_obj_delete(const struct server *s, const char *bucket, const char *key);
