@@ -6,7 +6,7 @@
 # newer glibc) has no libxml2 headers, Criterion or libmicrohttpd, so the
 # programs are built here and run there:
 #   .dev/bin/       hipobj, hipobj-server, gpu_suite, gpu_bench, multi_gpu,
-#                   mgpu_bench, pingpong (stripped)
+#                   mgpu_bench, pingpong, answerer, get_loop (stripped)
 #   .dev/lib/       libhipobj.so.1, libmicrohttpd.so.12 (always used there)
 #   .dev/fallback/  every other non-glibc library they load, from this
 #                   machine, gzipped; device-run.sh unpacks one only where
@@ -24,12 +24,13 @@ else
 fi
 ninja -C "$build" examples/hipobj tests/server/hipobj-server \
   tests/gpu/gpu_suite tests/gpu/gpu_bench tests/gpu/multi_gpu \
-  tests/gpu/mgpu_bench tests/pingpong
+  tests/gpu/mgpu_bench tests/pingpong tests/answerer tests/get_loop
 
 rm -rf .dev/bin .dev/lib .dev/fallback .dev/fallback-icu
 mkdir -p .dev/bin .dev/lib .dev/fallback .dev/fallback-icu
 for b in examples/hipobj tests/server/hipobj-server tests/gpu/gpu_suite \
-  tests/gpu/gpu_bench tests/gpu/multi_gpu tests/gpu/mgpu_bench tests/pingpong; do
+  tests/gpu/gpu_bench tests/gpu/multi_gpu tests/gpu/mgpu_bench tests/pingpong \
+  tests/answerer tests/get_loop; do
   cp "$build/$b" .dev/bin/
 done
 cp -L "$build/libhipobj.so.1" .dev/lib/
