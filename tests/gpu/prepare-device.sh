@@ -16,7 +16,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-build=build-dev
+build="build-dev"
 if [ -d "$build" ]; then
   meson setup --reconfigure "$build" --buildtype=release >/dev/null
 else
