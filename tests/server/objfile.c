@@ -212,6 +212,19 @@ static int cached_body(const struct server *s, const char *bucket,
   return rc;
 }
 
+int st_pread_full(int fd, void *buf, size_t len, uint64_t off) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? -errno : -EIO;
+    got += (size_t)n;
+  }
+  return 0;
+}
+
 /* Reads the object open as fd into the cache when it is small; the bytes
  * read become *body and fd is closed, or nothing changes. */
 static void keep_body(const struct server *s, const char *bucket,
@@ -222,20 +235,11 @@ static void keep_body(const struct server *s, const char *bucket,
       (uint64_t)st.st_size != m->size)
     return;
   char *buf = malloc(m->size ? m->size : 1);
-  size_t got = 0;
-  while (buf && got < m->size) {
-    ssize_t n = pread(*fd, buf + got, m->size - got, (off_t)got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    got += (size_t)n;
-  }
-  if (!buf || got != m->size) {
+  if (!buf || st_pread_full(*fd, buf, m->size, 0) != 0) {
     free(buf);
     return;
   }
-  mc_put_body(s->meta_cache, bucket, name, &st, buf, got);
+  mc_put_body(s->meta_cache, bucket, name, &st, buf, m->size);
   close(*fd);
   *fd = -1;
   *body = buf;

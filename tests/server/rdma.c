@@ -226,23 +226,14 @@ static int be_read(void *ctx, const struct rdma_server_target *t, void *dst,
   obj->length = len;
   snprintf(obj->etag, sizeof obj->etag, "%s", m.etag);
   meta_free(&m);
-  uint64_t want = t->offset < len ? len - t->offset : 0, got = 0;
+  uint64_t want = t->offset < len ? len - t->offset : 0;
   if (want > t->size)
     want = t->size;
-  while (got < want) {
-    ssize_t n = pread(fd, (char *)dst + got, (size_t)(want - got),
-                      (off_t)(base + t->offset + got));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      rc = n < 0 ? -errno : -EIO;
-      close(fd);
-      return be_errno(a, rc, "cannot read the object");
-    }
-    got += (uint64_t)n;
-  }
+  rc = st_pread_full(fd, dst, (size_t)want, base + t->offset);
   close(fd);
-  *nread = got;
+  if (rc != 0)
+    return be_errno(a, rc, "cannot read the object");
+  *nread = want;
   return 0;
 }
 

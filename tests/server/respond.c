@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "storage.h"
 
 struct body_src {
   int fd;       /* -1 for memory */
@@ -168,17 +169,8 @@ static struct MHD_Response *small_body(int fd, uint64_t off, uint64_t len) {
   char *buf = malloc(len ? len : 1);
   if (!buf)
     return NULL;
-  size_t got = 0;
-  while (got < len) {
-    ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    got += (size_t)n;
-  }
   struct MHD_Response *resp = NULL;
-  if (got == len)
+  if (st_pread_full(fd, buf, len, off) == 0)
     resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
   if (!resp)
     free(buf);

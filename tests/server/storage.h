@@ -105,6 +105,10 @@ int st_tmp_create(const struct server *s, const char *bucket, char **path);
 int st_tmp_write(const struct server *s, const char *bucket, const void *data,
                  size_t len, char **path);
 
+/* Reads len bytes of fd at off into buf, whole: 0, or -errno (-EIO when
+ * the file ends first). */
+int st_pread_full(int fd, void *buf, size_t len, uint64_t off);
+
 /* Objects. commit: data_tmp is complete and fsynced; m->ino is set from
  * it here. open: *fd positioned anywhere (use pread); -ENOENT when absent. */
 int st_obj_commit(const struct server *s, const char *bucket, const char *key,
