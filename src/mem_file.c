@@ -636,15 +636,26 @@ static int file_event_sync(const struct hcopy *c, void *event,
   return st < 0 ? -1 : 0;
 }
 
-/* Chunks for files are ordinary page-aligned memory (pread/pwrite take any
- * address; alignment keeps the kernel's copies fast). */
+/* Chunks for files are ordinary memory (pread/pwrite take any address),
+ * aligned to 2 MiB and offered to transparent huge pages. A new pool's
+ * chunks are touched first by the transfer itself, and a PUT part is read
+ * whole before it is sent, so a fresh process uploading 64 MiB with 8
+ * parts in flight wrote every byte into a page never touched: 16384 page
+ * faults, most of `hipobj cp`'s time on a 2-vCPU VM (0.27 s against curl's
+ * 0.06 s). In huge pages where the system allows them (THP "madvise" or
+ * "always"), a 4 MiB chunk faults twice; elsewhere nothing changes. */
+#define CHUNK_ALIGN ((size_t)2 << 20)
+
 static int file_chunk_alloc(const struct hcopy *c, size_t n, void **out,
                             char why[HFILE_WHY]) {
   (void)c;
-  if (posix_memalign(out, page_size(), n) != 0) {
+  size_t align = n >= CHUNK_ALIGN ? CHUNK_ALIGN : page_size();
+  if (posix_memalign(out, align, n) != 0) {
     why_set(why, "out of memory");
     return -1;
   }
+  if (align == CHUNK_ALIGN) /* advice only: an error leaves small pages */
+    (void)madvise(*out, n - n % CHUNK_ALIGN, MADV_HUGEPAGE);
   return 0;
 }
 
