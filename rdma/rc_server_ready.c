@@ -111,6 +111,25 @@ static struct session *claim(struct rdma_server *s, const struct ready_req *r,
   return x;
 }
 
+/* The DESTROY_QP fault of a PUT, before its QP goes: 1 when the client's
+ * WRITE WITH IMM has already arrived and been acknowledged. PREPARE paired
+ * the QP, so a WRITE sent after the client's grace lands whenever READY is
+ * handled; on a loaded server READY may meet the fault only after that,
+ * and the client, its data phase over, waits for FINAL: it must have the
+ * failure at once, not at T_exec. The QP goes to ERROR first, so that
+ * nothing more is acknowledged; the posted receive then either has
+ * completed or is flushed, and its completion says which. */
+static int put_landed_before_fault(struct session *x, double deadline) {
+  if (rdma_qp_to_error(x->qp) != 0)
+    return 0;
+  double until = rdma_now() + 1; /* a flush is prompt; bound it anyway */
+  if (until > deadline)
+    until = deadline;
+  struct rdma_wc wc;
+  return rdma_qp_wait(x->qp, until, x->wake_fd, &wc) == RDMA_WAIT_OK &&
+         wc.status == 0 && wc.opcode == RDMA_WC_RECV_RDMA_WITH_IMM;
+}
+
 /* The §4.4 data phase; 0 or the error status. */
 static int data_phase(struct rdma_server *s, struct session *x,
                       const struct ready_req *r, unsigned faults,
@@ -138,7 +157,9 @@ static int data_phase(struct rdma_server *s, struct session *x,
     return rdma_srv_error(a, 500, "InternalError", "%s", e.message);
   if (faults & RDMA_SERVER_FAULT_DESTROY_QP) {
     /* The QP vanishes mid-transfer: a GET's write may or may not land, a
-     * PUT's write finds no responder and the client's retries run out. */
+     * PUT's write finds no responder and the client's retries run out
+     * (unless it had landed already). */
+    int landed = x->op == RDMA_OP_PUT && put_landed_before_fault(x, deadline);
     uint32_t qpn = rdma_qp_num(x->qp);
     x->leak = rdma_qp_destroy(x->qp) != 0;
     x->qp = NULL;
@@ -151,7 +172,7 @@ static int data_phase(struct rdma_server *s, struct session *x,
        * passed, so that the client meets the failure in its own data
        * phase, as a completion error. */
       double left = deadline - rdma_now();
-      if (x->op == RDMA_OP_PUT && left > 0) {
+      if (x->op == RDMA_OP_PUT && !landed && left > 0) {
         struct pollfd pf = {x->wake_fd, POLLIN, 0};
         poll(&pf, 1, (int)(left * 1000) + 1);
       }

@@ -77,6 +77,15 @@ static void http_expect(const char *key, const void *data, size_t len) {
   resp_free(&r);
 }
 
+static void http_expect_missing(const char *key) {
+  char target[256];
+  snprintf(target, sizeof target, "/" T_BUCKET "/%s", key);
+  struct http_resp r;
+  http_send(srv.url, &(struct sreq){.method = "GET", .target = target}, &r);
+  cr_expect_eq(r.status, 404, "GET %s: %d", key, r.status);
+  resp_free(&r);
+}
+
 static struct rdma_rc_request req(const char *key, void *buf, uint64_t off,
                                   uint64_t size) {
   return (struct rdma_rc_request){.bucket = T_BUCKET,
@@ -219,7 +228,9 @@ Test(server_rc, declined_without_rdma) {
 Test(server_rc, faults) {
   const char *extra[] = {"--rdma", "auto", "--faults",
                          "op=RdmaPrepare,nth=1,action=rdma-decline;"
-                         "op=RdmaReady,nth=1,count=2,action=rdma-fail",
+                         "op=RdmaReady,nth=1,count=2,action=rdma-fail;"
+                         "op=RdmaReady,nth=3,action=delay:1000;"
+                         "op=RdmaReady,nth=3,action=rdma-fail",
                          NULL};
   start(extra);
   size_t len = 30000;
@@ -236,10 +247,27 @@ Test(server_rc, faults) {
   cr_expect_eq(rdma_rc_get(eng, &rq, &res, &err), HIPOBJ_E_SERVER_ERROR, "%s",
                err.message);
   cr_expect_eq(res.fallback, 0);
-  rq = req("f2", d, 0, len);
-  cr_expect_eq(rdma_rc_put(eng, &rq, &res, &err), HIPOBJ_E_NETWORK, "%s",
+  /* The PUT's WRITE must come after the server lost its QP, or it lands
+   * (PREPARE paired the QP): a grace of 1 s, not 100 ms, keeps a loaded
+   * server's late READY thread ahead of it. */
+  struct rdma_engine_opts o = RDMA_ENGINE_OPTS_INIT;
+  o.put_grace_ms = 1000;
+  struct rdma_engine *patient;
+  cr_assert_eq(rdma_engine_create(&o, &patient, &err), HIPOBJ_OK, "%s",
                err.message);
-  cr_expect_geq(res.rdma_status, 1);
+  rq = req("f2", d, 0, len);
+  cr_expect_eq(rdma_rc_put(patient, &rq, &res, &err), HIPOBJ_E_NETWORK, "%s",
+               err.message);
+  cr_expect_geq(res.rdma_status, 1, "%s", err.message);
+  rdma_engine_destroy(patient);
+  /* READY 3 is handled 1 s late, so its data has landed (and the client
+   * has its completion) when the QP goes: the server must answer at once,
+   * not leave the client waiting for a FINAL until T_exec (30 s). */
+  rq = req("f3", d, 0, len);
+  cr_expect_eq(rdma_rc_put(eng, &rq, &res, &err), HIPOBJ_E_SERVER_ERROR, "%s",
+               err.message);
+  cr_expect_eq(res.rdma_status, -1, "%s", err.message);
+  http_expect_missing("f3");
   /* Then all is well again. */
   rq = req("f2", d, 0, len);
   cr_expect_eq(rdma_rc_put(eng, &rq, &res, &err), HIPOBJ_OK, "%s", err.message);
