@@ -569,6 +569,10 @@ int rdma_server_prepare(struct rdma_server *s, const struct rdma_header *h,
     destroy_session(s, x);
     return rc;
   }
+  /* The QP is lost before the client can write: unlike DESTROY_QP at
+   * READY, no WRITE can be acknowledged, whenever READY is handled. */
+  if ((faults & RDMA_SERVER_FAULT_LOSE_QP) && rdma_qp_to_error(x->qp) == 0)
+    x->lost = 1;
   struct rdma_rc_token me = {.transport = RDMA_TRANSPORT_RC,
                              .qpn = rdma_qp_num(x->qp),
                              .port = (uint8_t)rdma_dev_port(s->dev)};

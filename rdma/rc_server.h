@@ -106,6 +106,9 @@ enum {
   RDMA_SERVER_FAULT_DECLINE = 1u << 0,    /* PREPARE: 501 unsupported */
   RDMA_SERVER_FAULT_DESTROY_QP = 1u << 1, /* READY: the QP is destroyed in
                                              the data phase; 500 */
+  RDMA_SERVER_FAULT_LOSE_QP = 1u << 2,    /* PREPARE: the QP goes to ERROR
+                                             before the answer; READY then
+                                             fails as DESTROY_QP does */
 };
 
 /* Opens the device (rdma_dev_open) and starts the reaper thread. */

@@ -34,6 +34,7 @@ struct session {
   enum sess_state state;
   int cancelled, in_table;
   int leak; /* a QP could not be destroyed: keep MR and buffer forever */
+  int lost; /* fault injection: the QP went to ERROR at PREPARE */
   unsigned refs;
   double expires;
   int wake_fd; /* CANCEL wakes a READY in its data phase */

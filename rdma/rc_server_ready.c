@@ -130,6 +130,34 @@ static int put_landed_before_fault(struct session *x, double deadline) {
          wc.status == 0 && wc.opcode == RDMA_WC_RECV_RDMA_WITH_IMM;
 }
 
+/* The DESTROY_QP and LOSE_QP faults: the QP vanishes mid-transfer. A
+ * GET's write may or may not land; a PUT's write finds no responder and
+ * the client's retries run out (unless it had landed already). */
+static int lose_qp(struct rdma_server *s, struct session *x, double deadline,
+                   struct rdma_server_answer *a) {
+  int landed = x->op == RDMA_OP_PUT && put_landed_before_fault(x, deadline);
+  uint32_t qpn = rdma_qp_num(x->qp);
+  x->leak = rdma_qp_destroy(x->qp) != 0;
+  x->qp = NULL;
+  pthread_mutex_lock(&s->lock);
+  s->st.qps--;
+  pthread_mutex_unlock(&s->lock);
+  rdma_retired_add(s->retired, qpn, x->server_psn);
+  if (!x->leak) {
+    /* A PUT answers only when the client gave up (CANCEL) or T_exec
+     * passed, so that the client meets the failure in its own data
+     * phase, as a completion error. */
+    double left = deadline - rdma_now();
+    if (x->op == RDMA_OP_PUT && !landed && left > 0) {
+      struct pollfd pf = {x->wake_fd, POLLIN, 0};
+      poll(&pf, 1, (int)(left * 1000) + 1);
+    }
+  }
+  return rdma_srv_error(a, 500, "InternalError",
+                        "the data phase failed (QP destroyed: fault "
+                        "injection)");
+}
+
 /* The §4.4 data phase; 0 or the error status. */
 static int data_phase(struct rdma_server *s, struct session *x,
                       const struct ready_req *r, unsigned faults,
@@ -144,6 +172,8 @@ static int data_phase(struct rdma_server *s, struct session *x,
   if (!x->loopback && r->qpn != (x->peer.qpn & RDMA_QPN_MAX))
     return rdma_srv_error(a, 400, "InvalidArgument",
                           "X-Amz-Rdma-Qpn differs from the PREPARE token");
+  if (x->lost) /* in ERROR since PREPARE (fault injection): no pairing */
+    return lose_qp(s, x, deadline, a);
   const uint8_t *dgid = x->loopback ? x->sgid : x->peer.gid;
   if ((!x->paired && rdma_qp_rtr(x->qp, r->qpn, dgid, x->sgid_index,
                                  x->client_psn, &e) != HIPOBJ_OK) ||
@@ -155,32 +185,8 @@ static int data_phase(struct rdma_server *s, struct session *x,
                              x->mr->pieces[0].lkey, r->addr, r->rkey, x->cookie,
                              1, &e) != HIPOBJ_OK)
     return rdma_srv_error(a, 500, "InternalError", "%s", e.message);
-  if (faults & RDMA_SERVER_FAULT_DESTROY_QP) {
-    /* The QP vanishes mid-transfer: a GET's write may or may not land, a
-     * PUT's write finds no responder and the client's retries run out
-     * (unless it had landed already). */
-    int landed = x->op == RDMA_OP_PUT && put_landed_before_fault(x, deadline);
-    uint32_t qpn = rdma_qp_num(x->qp);
-    x->leak = rdma_qp_destroy(x->qp) != 0;
-    x->qp = NULL;
-    pthread_mutex_lock(&s->lock);
-    s->st.qps--;
-    pthread_mutex_unlock(&s->lock);
-    rdma_retired_add(s->retired, qpn, x->server_psn);
-    if (!x->leak) {
-      /* A PUT answers only when the client gave up (CANCEL) or T_exec
-       * passed, so that the client meets the failure in its own data
-       * phase, as a completion error. */
-      double left = deadline - rdma_now();
-      if (x->op == RDMA_OP_PUT && !landed && left > 0) {
-        struct pollfd pf = {x->wake_fd, POLLIN, 0};
-        poll(&pf, 1, (int)(left * 1000) + 1);
-      }
-    }
-    return rdma_srv_error(a, 500, "InternalError",
-                          "the data phase failed (QP destroyed: fault "
-                          "injection)");
-  }
+  if (faults & RDMA_SERVER_FAULT_DESTROY_QP)
+    return lose_qp(s, x, deadline, a);
   for (;;) {
     struct rdma_wc wc;
     int w = rdma_qp_wait(x->qp, deadline, x->wake_fd, &wc);

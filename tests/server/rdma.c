@@ -13,7 +13,8 @@
  *   T_exec): its connection is suspended and the engine runs on a thread of
  *   its own, so no libmicrohttpd worker blocks meanwhile.
  *   Faults: rdma-decline declines a PREPARE, rdma-fail destroys the QP of a
- *   READY in its data phase.
+ *   READY in its data phase (on a PREPARE: puts the QP in ERROR before the
+ *   answer, so no WRITE of the session can land).
  * - cuObject single-request mode (§7.2): a GET carrying x-amz-rdma-token
  *   gets its data over HTTP plus x-amz-rdma-reply: 501 (declined); a PUT
  *   is refused with 501 NotImplemented and the object is not stored. A
@@ -475,7 +476,9 @@ enum MHD_Result rdma_control(struct req *r) {
     return srv_error(r, 503, "SlowDown", "out of memory");
   struct rdma_server_backend be = {be_authorize, be_read, be_commit, r};
   if (r->op == OP_RDMA_PREPARE)
-    rdma_server_prepare(eng, h, r->n_hdrs, r->cred->access_key, &be, 0, &a);
+    rdma_server_prepare(
+        eng, h, r->n_hdrs, r->cred->access_key, &be,
+        r->fault.action == FA_RDMA_FAIL ? RDMA_SERVER_FAULT_LOSE_QP : 0, &a);
   else
     rdma_server_cancel(eng, h, r->n_hdrs, r->cred->access_key, &a);
   free(h);

@@ -142,8 +142,8 @@ enum fault_action {
   FA_BADXML,       /* cut the XML answer in half */
   FA_CRASH,        /* _exit() on arrival */
   FA_CRASH_AFTER,  /* _exit() after the operation, before the answer */
-  FA_RDMA_DECLINE, /* decline RDMA (what this build always does) */
-  FA_RDMA_FAIL,    /* fail the RDMA data phase (no engine yet: recorded) */
+  FA_RDMA_DECLINE, /* decline a PREPARE (501) */
+  FA_RDMA_FAIL,    /* lose the QP (READY: destroyed, PREPARE: ERROR) */
   FA_PARTIAL,      /* a 206 with fewer bytes than asked, honestly labelled */
   FA_REPEAT_TOKEN, /* a listing that never ends: its tokens come back */
   FA_ENDLESS,      /* an error answer whose body never ends */
