@@ -20,7 +20,6 @@
 
 #include "../src/base/strutil.h"
 
-#define DEFAULT_BODY_LIMIT (1u << 20)
 #define EXPECT_CONTINUE_MIN (1u << 20) /* body bytes */
 
 uint64_t http_mono_ms(void) {
@@ -61,56 +60,10 @@ void s3_http_xfer_cleanup(struct s3_http_xfer *x) {
   hbuf_free(&x->resp.extra_headers);
 }
 
-static void copy_value(char *dst, size_t dstsz, const char *v, size_t n) {
-  if (n >= dstsz)
-    n = dstsz - 1;
-  memcpy(dst, v, n);
-  dst[n] = '\0';
-}
-
 /* ---- libcurl callbacks (worker thread) ---------------------------------- */
 
 static size_t on_header(char *data, size_t size, size_t nitems, void *ud) {
-  struct s3_http_xfer *x = ud;
-  struct s3_http_resp *r = &x->resp;
-  size_t len = size * nitems;
-  if (len >= 5 && !strncmp(data, "HTTP/", 5)) {
-    /* A new status line (after 100 Continue): forget earlier headers. */
-    s3_http_xfer_reset(x);
-    return len;
-  }
-  const char *colon = memchr(data, ':', len);
-  if (!colon)
-    return len;
-  size_t nlen = (size_t)(colon - data);
-  const char *v = colon + 1;
-  size_t vlen = len - nlen - 1;
-  hstrtrim(&v, &vlen);
-#define IS(name) (nlen == sizeof(name) - 1 && !strncasecmp(data, name, nlen))
-  if (IS("content-length")) {
-    uint64_t cl;
-    if (hparse_u64(v, vlen, &cl) == 0 && cl <= INT64_MAX)
-      r->content_length = (int64_t)cl;
-  } else if (IS("content-range")) {
-    copy_value(r->content_range, sizeof r->content_range, v, vlen);
-  } else if (IS("etag")) {
-    copy_value(r->etag, sizeof r->etag, v, vlen);
-  } else if (IS("last-modified")) {
-    copy_value(r->last_modified, sizeof r->last_modified, v, vlen);
-  } else if (IS("content-type")) {
-    copy_value(r->content_type, sizeof r->content_type, v, vlen);
-  } else if (IS("x-amz-request-id")) {
-    copy_value(r->request_id, sizeof r->request_id, v, vlen);
-  } else if (IS("location")) {
-    copy_value(r->location, sizeof r->location, v, vlen);
-  } else if (nlen > 6 && !strncasecmp(data, "x-amz-", 6)) {
-    hbuf_append(&r->extra_headers, data, nlen);
-    hbuf_puts(&r->extra_headers, ": ");
-    hbuf_append(&r->extra_headers, v, vlen);
-    hbuf_putc(&r->extra_headers, '\n');
-  }
-#undef IS
-  return len;
+  return http_resp_header_line(ud, data, size * nitems);
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
@@ -119,45 +72,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
   size_t len = size * nmemb;
   long status = 0;
   curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
-  int ok = status >= 200 && status < 300;
-  /* The sink may look at the answer's status (a GET's checksum does). */
-  x->resp.status = status;
-  if (ok && x->sink) {
-    if (x->sink(x->sink_ctx, data, len) != 0) {
-      x->resp.aborted_by_sink = 1;
-      return 0; /* makes curl fail the transfer with CURLE_WRITE_ERROR */
-    }
-    x->resp.body_bytes += len;
-    return len;
-  }
-  size_t limit = !ok             ? S3_HTTP_ERROR_BODY_LIMIT
-                 : x->body_limit ? x->body_limit
-                                 : DEFAULT_BODY_LIMIT;
-  size_t room = x->resp.body.len < limit ? limit - x->resp.body.len : 0;
-  if (ok && len > room) {
-    /* A 2xx document larger than any S3 answer we parse: refuse rather
-     * than grow without bound. */
-    x->resp.aborted_by_sink = 1;
-    snprintf(x->resp.transport_msg, sizeof x->resp.transport_msg,
-             "response body exceeds %zu bytes", limit);
-    return 0;
-  }
-  if (len > room) {
-    /* An error body longer than any error document: keep its beginning
-     * and end the transfer. Reading the rest to keep the connection would
-     * read forever from a server whose error body never ends; a fresh
-     * connection costs less than that risk. */
-    hbuf_append(&x->resp.body, data, room);
-    x->resp.body_bytes += room;
-    x->resp.error_body_cut = 1;
-    snprintf(x->resp.transport_msg, sizeof x->resp.transport_msg,
-             "error body exceeds %zu bytes", limit);
-    return 0;
-  }
-  if (hbuf_append(&x->resp.body, data, len) != 0)
-    return 0;
-  x->resp.body_bytes += len;
-  return len;
+  /* 0 makes curl fail the transfer with CURLE_WRITE_ERROR. */
+  return http_resp_body(x, status, data, len) == 0 ? len : 0;
 }
 
 static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {

@@ -78,6 +78,16 @@ void http_finish(struct worker *w, struct s3_http_xfer *x, CURLcode code);
 /* s3_http_submit's question for a run_here transfer: whether this
  * thread keeps it (armed by s3_http_here_begin, nothing kept yet). */
 int http_here_keep(struct s3_http *h, struct s3_http_xfer *x);
+/* An answer's pieces into x->resp (http_resp.c), whoever framed them:
+ * one header line (the status line too, which starts a new answer),
+ * and body bytes of an answer with that status (a 2xx one to the sink, or
+ * kept in resp.body within its limit). http_resp_body returns 0 to go on,
+ * -1 to end the transfer (aborted_by_sink, error_body_cut or
+ * transport_msg say why). */
+size_t http_resp_header_line(struct s3_http_xfer *x, const char *data,
+                             size_t len);
+int http_resp_body(struct s3_http_xfer *x, long status, const char *data,
+                   size_t len);
 /* The busy-poll counters, logged when the client goes. */
 void http_here_report(const struct s3_http *h);
 

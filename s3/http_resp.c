@@ -1,19 +1,111 @@
-/* http_resp.c - reading an answer the HTTP engine (http.c) collected: a
- * header kept in extra_headers, and a redirect put into words (S3 answers
- * 301/307 for a bucket in another region; the library does not follow, so
- * the message must say where to point the endpoint). */
+/* http_resp.c - an answer, collected and read: the header lines and body
+ * bytes of an answer go into struct s3_http_resp here, whoever framed them
+ * (libcurl in http.c, or http_wire.c), so both paths keep the same
+ * fields, limits and sink calls; then a header kept in extra_headers is
+ * looked up, and a redirect put into words (S3 answers 301/307 for a
+ * bucket in another region; the library does not follow, so the message
+ * must say where to point the endpoint). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "../src/base/strutil.h"
 #include "http.h"
+#include "http_int.h"
+
+#define DEFAULT_BODY_LIMIT (1u << 20)
 
 static void copy_value(char *dst, size_t dstsz, const char *v, size_t n) {
   if (n >= dstsz)
     n = dstsz - 1;
   memcpy(dst, v, n);
   dst[n] = '\0';
+}
+
+size_t http_resp_header_line(struct s3_http_xfer *x, const char *data,
+                             size_t len) {
+  struct s3_http_resp *r = &x->resp;
+  if (len >= 5 && !strncmp(data, "HTTP/", 5)) {
+    /* A new status line (after 100 Continue): forget earlier headers. */
+    s3_http_xfer_reset(x);
+    return len;
+  }
+  const char *colon = memchr(data, ':', len);
+  if (!colon)
+    return len;
+  size_t nlen = (size_t)(colon - data);
+  const char *v = colon + 1;
+  size_t vlen = len - nlen - 1;
+  hstrtrim(&v, &vlen);
+#define IS(name) (nlen == sizeof(name) - 1 && !strncasecmp(data, name, nlen))
+  if (IS("content-length")) {
+    uint64_t cl;
+    if (hparse_u64(v, vlen, &cl) == 0 && cl <= INT64_MAX)
+      r->content_length = (int64_t)cl;
+  } else if (IS("content-range")) {
+    copy_value(r->content_range, sizeof r->content_range, v, vlen);
+  } else if (IS("etag")) {
+    copy_value(r->etag, sizeof r->etag, v, vlen);
+  } else if (IS("last-modified")) {
+    copy_value(r->last_modified, sizeof r->last_modified, v, vlen);
+  } else if (IS("content-type")) {
+    copy_value(r->content_type, sizeof r->content_type, v, vlen);
+  } else if (IS("x-amz-request-id")) {
+    copy_value(r->request_id, sizeof r->request_id, v, vlen);
+  } else if (IS("location")) {
+    copy_value(r->location, sizeof r->location, v, vlen);
+  } else if (nlen > 6 && !strncasecmp(data, "x-amz-", 6)) {
+    hbuf_append(&r->extra_headers, data, nlen);
+    hbuf_puts(&r->extra_headers, ": ");
+    hbuf_append(&r->extra_headers, v, vlen);
+    hbuf_putc(&r->extra_headers, '\n');
+  }
+#undef IS
+  return len;
+}
+
+int http_resp_body(struct s3_http_xfer *x, long status, const char *data,
+                   size_t len) {
+  int ok = status >= 200 && status < 300;
+  /* The sink may look at the answer's status (a GET's checksum does). */
+  x->resp.status = status;
+  if (ok && x->sink) {
+    if (x->sink(x->sink_ctx, data, len) != 0) {
+      x->resp.aborted_by_sink = 1;
+      return -1;
+    }
+    x->resp.body_bytes += len;
+    return 0;
+  }
+  size_t limit = !ok             ? S3_HTTP_ERROR_BODY_LIMIT
+                 : x->body_limit ? x->body_limit
+                                 : DEFAULT_BODY_LIMIT;
+  size_t room = x->resp.body.len < limit ? limit - x->resp.body.len : 0;
+  if (ok && len > room) {
+    /* A 2xx document larger than any S3 answer we parse: refuse rather
+     * than grow without bound. */
+    x->resp.aborted_by_sink = 1;
+    snprintf(x->resp.transport_msg, sizeof x->resp.transport_msg,
+             "response body exceeds %zu bytes", limit);
+    return -1;
+  }
+  if (len > room) {
+    /* An error body longer than any error document: keep its beginning
+     * and end the transfer. Reading the rest to keep the connection would
+     * read forever from a server whose error body never ends; a fresh
+     * connection costs less than that risk. */
+    hbuf_append(&x->resp.body, data, room);
+    x->resp.body_bytes += room;
+    x->resp.error_body_cut = 1;
+    snprintf(x->resp.transport_msg, sizeof x->resp.transport_msg,
+             "error body exceeds %zu bytes", limit);
+    return -1;
+  }
+  if (hbuf_append(&x->resp.body, data, len) != 0)
+    return -1;
+  x->resp.body_bytes += len;
+  return 0;
 }
 
 int s3_http_resp_header(const struct s3_http_resp *r, const char *name,
