@@ -96,7 +96,7 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *ud) {
 }
 
 /* Set to stop the transfer: its own flag or a shared one. */
-static int cancelled(const struct s3_http_xfer *x) {
+int http_cancelled(const struct s3_http_xfer *x) {
   return x->cancel || (x->cancel_ref && *x->cancel_ref) ||
          (x->cancel_ref2 && *x->cancel_ref2);
 }
@@ -108,7 +108,7 @@ static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow,
   (void)dltotal;
   (void)ultotal;
   struct s3_http_xfer *x = ud;
-  if (cancelled(x)) {
+  if (http_cancelled(x)) {
     x->resp.cancelled = 1;
     return 1; /* CURLE_ABORTED_BY_CALLBACK */
   }
@@ -173,14 +173,13 @@ static void give_easy(struct worker *h, CURL *e, CURLM *multi) {
 }
 
 /* Stall detection: libcurl counts the low-speed window in whole seconds. */
-static unsigned low_speed(const struct s3_http *h,
-                          const struct s3_http_xfer *x) {
+unsigned http_low_speed(const struct s3_http *h, const struct s3_http_xfer *x) {
   unsigned v = x->low_speed_bytes_per_s ? x->low_speed_bytes_per_s
                                         : h->cfg.low_speed_bytes_per_s;
   return v ? v : 1;
 }
 
-static unsigned stall_seconds(const struct s3_http *h) {
+unsigned http_stall_seconds(const struct s3_http *h) {
   return (h->cfg.stall_timeout_ms + 999) / 1000;
 }
 
@@ -263,8 +262,8 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
    * moves no bytes while the data phase runs by RDMA, after the stall
    * window even when the session has longer. */
   if (c->stall_timeout_ms && !x->timeout_ms) {
-    SET(CURLOPT_LOW_SPEED_LIMIT, (long)low_speed(h, x));
-    SET(CURLOPT_LOW_SPEED_TIME, (long)stall_seconds(h));
+    SET(CURLOPT_LOW_SPEED_LIMIT, (long)http_low_speed(h, x));
+    SET(CURLOPT_LOW_SPEED_TIME, (long)http_stall_seconds(h));
   }
   SET(CURLOPT_SSL_VERIFYPEER, c->tls_skip_verify ? 0L : 1L);
   SET(CURLOPT_SSL_VERIFYHOST, c->tls_skip_verify ? 0L : 2L);
@@ -295,10 +294,24 @@ static int setup_easy(struct s3_http *h, struct s3_http_xfer *x,
 }
 
 /* The transfer leaves the worker; `done` may submit it again at once. */
-static void complete(struct worker *h, struct s3_http_xfer *x) {
+void http_complete(struct worker *h, struct s3_http_xfer *x) {
   __atomic_sub_fetch(&h->load, 1, __ATOMIC_RELAXED);
   if (x->done)
     x->done(x, x->done_ctx);
+}
+
+/* libcurl says "Couldn't connect to server" for a refused, an unreachable
+ * and a filtered port alike: the system's errno tells the user which one
+ * to look into. */
+void http_add_os_errno(CURL *e, CURLcode code, struct s3_http_resp *r) {
+  long os_errno = 0;
+  if (code == CURLE_COULDNT_CONNECT &&
+      curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+      os_errno > 0) {
+    size_t n = strlen(r->transport_msg);
+    snprintf(r->transport_msg + n, sizeof r->transport_msg - n, " (%s)",
+             strerror((int)os_errno));
+  }
 }
 
 void http_finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
@@ -314,22 +327,12 @@ void http_finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
       snprintf(r->transport_msg, sizeof r->transport_msg,
                "transfer slower than %u bytes/s for %u s (stall detection: "
                "low_speed_bytes_per_s, stall_timeout_ms)",
-               low_speed(h->h, x), stall_seconds(h->h));
+               http_low_speed(h->h, x), http_stall_seconds(h->h));
     if (code != CURLE_OK && !r->transport_msg[0])
       hstrlcpy(r->transport_msg,
                p->errbuf[0] ? p->errbuf : curl_easy_strerror(code),
                sizeof r->transport_msg);
-    /* libcurl says "Couldn't connect to server" for a refused, an
-     * unreachable and a filtered port alike: the system's errno tells
-     * the user which one to look into. */
-    long os_errno = 0;
-    if (code == CURLE_COULDNT_CONNECT &&
-        curl_easy_getinfo(p->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
-        os_errno > 0) {
-      size_t n = strlen(r->transport_msg);
-      snprintf(r->transport_msg + n, sizeof r->transport_msg - n, " (%s)",
-               strerror((int)os_errno));
-    }
+    http_add_os_errno(p->easy, code, r);
     /* A failed transfer has no answer, unless it was ended on purpose
      * after the status of an error answer arrived. */
     if (code != CURLE_OK && !r->error_body_cut)
@@ -351,16 +354,16 @@ void http_finish(struct worker *h, struct s3_http_xfer *x, CURLcode code) {
   }
   if (r->transport_msg[0] && r->transport_code == 0)
     r->transport_code = CURLE_WRITE_ERROR;
-  complete(h, x);
+  http_complete(h, x);
 }
 
 struct xfer_priv *http_begin(struct worker *h, struct s3_http_xfer *x) {
-  if (cancelled(x)) {
+  if (http_cancelled(x)) {
     /* Cancelled while queued (e.g. during a retry backoff). */
     x->resp.cancelled = 1;
     x->resp.transport_code = CURLE_ABORTED_BY_CALLBACK;
     hstrlcpy(x->resp.transport_msg, "cancelled", sizeof x->resp.transport_msg);
-    complete(h, x);
+    http_complete(h, x);
     return NULL;
   }
   struct xfer_priv *p = calloc(1, sizeof *p);
@@ -373,7 +376,7 @@ struct xfer_priv *http_begin(struct worker *h, struct s3_http_xfer *x) {
     hstrlcpy(x->resp.transport_msg, "out of memory starting a transfer",
              sizeof x->resp.transport_msg);
     x->resp.transport_code = CURLE_OUT_OF_MEMORY;
-    complete(h, x);
+    http_complete(h, x);
     return NULL;
   }
   x->priv_easy = p;
@@ -436,7 +439,7 @@ static void sweep_cancelled(struct worker *h, uint64_t now) {
   for (struct xfer_priv *p = h->active, *next; p; p = next) {
     next = p->next;
     struct s3_http_xfer *x = p->x;
-    if (!cancelled(x))
+    if (!http_cancelled(x))
       continue;
     active_remove(h, p);
     curl_multi_remove_handle(h->multi, p->easy);
@@ -579,6 +582,7 @@ void s3_http_destroy(struct s3_http *h) {
   if (!h)
     return;
   http_here_report(h);
+  http_wire_cleanup(h);
   for (unsigned i = 0; i < h->n_workers; i++)
     worker_cleanup(&h->w[i]);
   if (h->w) /* h->here's lock was made with h->w */

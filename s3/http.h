@@ -27,6 +27,9 @@ struct s3_http_config {
    * At most busy_pollers threads poll at once (0: 1). */
   unsigned busy_poll_us;
   unsigned busy_pollers;
+  /* Small GETs run here go by the wire path (http_wire.c): HTTP/1.1
+   * written and read by the engine itself over a libcurl connection. */
+  int wire;
   int tls_skip_verify;
   const char *ca_bundle;
   const struct hlog *log;

@@ -55,7 +55,7 @@ static uint64_t mono_us(void) {
 
 /* How long this wait may poll: 0, or the cap (and then the caller is one
  * of the pollers until poll_end). */
-static unsigned poll_begin(struct busy_poll *b) {
+unsigned http_poll_begin(struct busy_poll *b) {
   if (!b->cap_us)
     return 0;
   unsigned hits = __atomic_load_n(&b->hit_share, __ATOMIC_RELAXED);
@@ -72,7 +72,7 @@ static unsigned poll_begin(struct busy_poll *b) {
 /* A polled wait ended, answered while polling or not: the moving share
  * of hits moves an eighth of the way. Racing updates from other threads
  * may lose one; it is an estimate. */
-static void poll_end(struct busy_poll *b, int answered) {
+void http_poll_end(struct busy_poll *b, int answered) {
   __atomic_sub_fetch(&b->pollers, 1, __ATOMIC_RELAXED);
   int share = (int)__atomic_load_n(&b->hit_share, __ATOMIC_RELAXED);
   share += ((answered ? (int)HIT_SHARE_ONE : 0) - share) / 8;
@@ -85,7 +85,7 @@ static void poll_end(struct busy_poll *b, int answered) {
 /* Until curl has something to do: polls (without sleeping) for up to the
  * budget, then sleeps in curl_multi_poll as curl_easy_perform would. */
 static void wait_for_curl(struct busy_poll *b, CURLM *m) {
-  unsigned budget = poll_begin(b);
+  unsigned budget = http_poll_begin(b);
   if (budget) {
     uint64_t t0 = mono_us();
     int n = 0;
@@ -95,7 +95,7 @@ static void wait_for_curl(struct busy_poll *b, CURLM *m) {
     } while (!n && mono_us() - t0 < budget);
     if (!n)
       curl_multi_poll(m, NULL, 0, 1000, NULL);
-    poll_end(b, n > 0);
+    http_poll_end(b, n > 0);
     return;
   }
   curl_multi_poll(m, NULL, 0, 1000, NULL);
@@ -134,6 +134,8 @@ static void run_here(struct s3_http *h, struct s3_http_xfer *x) {
     nanosleep(&ts, NULL); /* woken early by a signal: the loop sleeps on */
   }
   __atomic_add_fetch(&w->load, 1, __ATOMIC_RELAXED);
+  if (http_wire_run(w, x))
+    return;
   struct xfer_priv *p = http_begin(w, x);
   if (p)
     http_finish(w, x, perform(&h->bp, p->multi, p->easy));

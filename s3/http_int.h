@@ -37,6 +37,9 @@ struct worker {
   int shared; /* the here-pool: idle used by any thread, under lock */
 };
 
+/* The wire path's idle connections kept at most. */
+#define WIRE_IDLE_MAX 16
+
 /* Busy polling of the transfers run here (http_here.c); atomics. */
 struct busy_poll {
   unsigned cap_us;      /* the longest poll before sleeping; 0: never */
@@ -55,6 +58,9 @@ struct s3_http {
   struct worker *w;
   struct worker here; /* easy handles of transfers run by their waiter */
   struct busy_poll bp;
+  /* The wire path's idle connections, under here.lock (http_wire.c). */
+  struct wire_conn *wire_idle[WIRE_IDLE_MAX];
+  size_t n_wire_idle;
 };
 
 /* Per-transfer engine state, allocated at start and freed at completion. */
@@ -88,6 +94,25 @@ size_t http_resp_header_line(struct s3_http_xfer *x, const char *data,
                              size_t len);
 int http_resp_body(struct s3_http_xfer *x, long status, const char *data,
                    size_t len);
+/* A transfer's cancel flags, any of them set. */
+int http_cancelled(const struct s3_http_xfer *x);
+/* Stall detection's floor (bytes/s) and window (whole seconds). */
+unsigned http_low_speed(const struct s3_http *h, const struct s3_http_xfer *x);
+unsigned http_stall_seconds(const struct s3_http *h);
+/* Adds the system's reason to a failed connect's message. */
+void http_add_os_errno(CURL *e, CURLcode code, struct s3_http_resp *r);
+/* The transfer leaves the worker (w->load) and its `done` runs. */
+void http_complete(struct worker *w, struct s3_http_xfer *x);
+/* A wait of a transfer run here may poll this long (0: it sleeps); when
+ * it did, http_poll_end says whether the answer came while polling. */
+unsigned http_poll_begin(struct busy_poll *b);
+void http_poll_end(struct busy_poll *b, int answered);
+/* The wire path (http_wire.c): runs x, a transfer kept by this thread,
+ * when it is a GET the path takes, and returns 1 once `done` has run;
+ * returns 0, having done nothing, for libcurl to run it. */
+int http_wire_run(struct worker *w, struct s3_http_xfer *x);
+/* Closes the wire path's idle connections (the client goes). */
+void http_wire_cleanup(struct s3_http *h);
 /* The busy-poll counters, logged when the client goes. */
 void http_here_report(const struct s3_http *h);
 

@@ -592,6 +592,28 @@ static int resolve_busy_poll(struct resolver *r,
   return HIPOBJ_OK;
 }
 
+/* The wire path for small GETs (docs/engine.md): on unless
+ * HIPOBJ_HTTP_WIRE says 0/off, and off wherever a proxy variable is set
+ * (proxies stay with libcurl, which reads the same variables). */
+static int resolve_http_wire(struct resolver *r, struct hcfg *out) {
+  static const char *const proxy_vars[] = {"http_proxy",  "HTTP_PROXY",
+                                           "https_proxy", "HTTPS_PROXY",
+                                           "all_proxy",   "ALL_PROXY"};
+  out->http_wire = 1;
+  const char *v = env_get(r, "HIPOBJ_HTTP_WIRE");
+  if (v) {
+    if (!strcmp(v, "0") || !strcmp(v, "off"))
+      out->http_wire = 0;
+    else if (strcmp(v, "1") != 0 && strcmp(v, "on") != 0)
+      return herr_set(r->err, HIPOBJ_E_CONFIG, OP,
+                      "HIPOBJ_HTTP_WIRE='%.64s' is not 0, 1, off or on", v);
+  }
+  for (size_t i = 0; i < sizeof proxy_vars / sizeof *proxy_vars; i++)
+    if (env_get(r, proxy_vars[i]))
+      out->http_wire = 0;
+  return HIPOBJ_OK;
+}
+
 static int resolve(struct resolver *r, const struct hipobj_client_config *in,
                    struct hcfg *out) {
   int rc = check_numbers(r, in);
@@ -602,7 +624,7 @@ static int resolve(struct resolver *r, const struct hipobj_client_config *in,
       (rc = resolve_checksum_mode(r, in, out)) ||
       (rc = resolve_io_threads(r, in, out)) ||
       (rc = resolve_low_speed(r, in, out)) ||
-      (rc = resolve_busy_poll(r, in, out)))
+      (rc = resolve_busy_poll(r, in, out)) || (rc = resolve_http_wire(r, out)))
     return rc;
   set_parallelism(in, out);
 

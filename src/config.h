@@ -38,6 +38,7 @@ struct hcfg {
   size_t staging_chunk_bytes; /* one staging chunk */
   unsigned io_threads;        /* HTTP engine workers, resolved (>= 1) */
   unsigned busy_poll_us;      /* resolved; 0: never poll */
+  int http_wire; /* small GETs by the wire path (s3/http_wire.c), resolved */
   const char
       *creds_source; /* static text: "config", "environment", "profile" */
 };
