@@ -13,7 +13,7 @@
 #include "src/base/error.h"
 #include "src/config.h"
 
-#define MAX_ENV 8
+#define MAX_ENV 16
 static const char *env_names[MAX_ENV];
 static const char *env_values[MAX_ENV];
 static size_t env_count;
@@ -194,4 +194,42 @@ Test(config_stall, busy_poll_us) {
   cfg.busy_poll_us = 7;
   cfg.struct_size = offsetof(struct hipobj_client_config, busy_poll_us);
   cr_expect_eq(busy_poll(&cfg), 100);
+}
+
+/* The wire path for small GETs: on by default, HIPOBJ_HTTP_WIRE 0/off and
+ * 1/on, off whenever a proxy variable is set (libcurl then sends the
+ * request, through the proxy), anything else refused. */
+static int http_wire(void) {
+  struct hipobj_error e = {0};
+  struct hcfg c;
+  int rc = hcfg_resolve(NULL, fake_getenv, &c, &e);
+  cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+  int v = c.http_wire;
+  hcfg_free(&c);
+  return v;
+}
+
+Test(config_stall, http_wire) {
+  cr_expect_eq(http_wire(), 1);
+  set_env("HIPOBJ_HTTP_WIRE", "0");
+  cr_expect_eq(http_wire(), 0);
+  set_env("HIPOBJ_HTTP_WIRE", "off");
+  cr_expect_eq(http_wire(), 0);
+  set_env("HIPOBJ_HTTP_WIRE", "on");
+  cr_expect_eq(http_wire(), 1);
+  set_env("HIPOBJ_HTTP_WIRE", "1");
+  cr_expect_eq(http_wire(), 1);
+  static const char *const proxies[] = {"http_proxy",  "HTTP_PROXY",
+                                        "https_proxy", "HTTPS_PROXY",
+                                        "all_proxy",   "ALL_PROXY"};
+  for (size_t i = 0; i < sizeof proxies / sizeof *proxies; i++) {
+    set_env(proxies[i], "http://proxy.example:3128");
+    cr_expect_eq(http_wire(), 0, "%s set", proxies[i]);
+    set_env(proxies[i], "");
+  }
+  cr_expect_eq(http_wire(), 1);
+  set_env("HIPOBJ_HTTP_WIRE", "yes");
+  cr_expect(strstr(resolve_fail(NULL, HIPOBJ_E_CONFIG),
+                   "HIPOBJ_HTTP_WIRE='yes' is not 0, 1, off or on") != NULL);
+  set_env("HIPOBJ_HTTP_WIRE", "");
 }
