@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hipobj.h"
+
 struct mini_req {
   char *head; /* request line + headers, NUL-terminated */
   size_t body_len;
@@ -241,4 +243,15 @@ const char *mini_request_header(struct mini_server *s, size_t i,
 
 size_t mini_request_body_len(struct mini_server *s, size_t i) {
   return i < mini_count(s) ? s->reqs[i].body_len : 0;
+}
+
+void mini_client_config(const struct mini_server *s,
+                        struct hipobj_client_config *cfg) {
+  *cfg = (struct hipobj_client_config)HIPOBJ_CLIENT_CONFIG_INIT;
+  cfg->endpoint_url = s->url;
+  cfg->access_key_id = "AKIDTEST";
+  cfg->secret_access_key = "SECRET-never-printed";
+  cfg->region = "us-east-1";
+  cfg->max_attempts = 1;
+  cfg->log_level = HIPOBJ_LOG_NONE;
 }

@@ -23,6 +23,12 @@ struct mini_reply {
 
 struct mini_server;
 
+struct hipobj_client_config;
+/* A client configuration for s: its URL, the tests' credentials and
+ * region, one attempt, no log; tests change what they need after it. */
+void mini_client_config(const struct mini_server *s,
+                        struct hipobj_client_config *cfg);
+
 /* Starts on an ephemeral port. Requests beyond the script get a 500. */
 struct mini_server *mini_start(const struct mini_reply *script, size_t n);
 /* "http://127.0.0.1:PORT" */

@@ -58,12 +58,8 @@ static void start(unsigned delay_us, int busy_poll_us) {
                                     .body = BODY,
                                     .delay_us = delay_us};
   srv = mini_start(script, GETS);
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.endpoint_url = mini_url(srv);
-  cfg.access_key_id = "AKIDTEST";
-  cfg.secret_access_key = "SECRET-never-printed";
-  cfg.region = "us-east-1";
-  cfg.max_attempts = 1;
+  struct hipobj_client_config cfg;
+  mini_client_config(srv, &cfg);
   cfg.busy_poll_us = busy_poll_us;
   cfg.log_level = HIPOBJ_LOG_DEBUG;
   cfg.log_fn = keep_line;

@@ -25,13 +25,8 @@ static size_t n_owned;
 
 static void start(const struct mini_reply *script, size_t n) {
   srv = mini_start(script, n);
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.endpoint_url = mini_url(srv);
-  cfg.access_key_id = "AKIDTEST";
-  cfg.secret_access_key = "SECRET-never-printed";
-  cfg.region = "us-east-1";
-  cfg.max_attempts = 1;
-  cfg.log_level = HIPOBJ_LOG_NONE;
+  struct hipobj_client_config cfg;
+  mini_client_config(srv, &cfg);
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK, "%s",
                hipobj_error_message(err));
 }

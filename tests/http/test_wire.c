@@ -44,12 +44,8 @@ TestSuite(wire, .init = init, .fini = fini, .timeout = 60);
 static void start(const struct mini_reply *script, size_t n,
                   unsigned request_timeout_ms) {
   srv = mini_start(script, n);
-  struct hipobj_client_config cfg = HIPOBJ_CLIENT_CONFIG_INIT;
-  cfg.endpoint_url = mini_url(srv);
-  cfg.access_key_id = "AKIDTEST";
-  cfg.secret_access_key = "SECRET-never-printed";
-  cfg.region = "us-east-1";
-  cfg.max_attempts = 1;
+  struct hipobj_client_config cfg;
+  mini_client_config(srv, &cfg);
   cfg.request_timeout_ms = request_timeout_ms;
   cfg.log_level = HIPOBJ_LOG_NONE;
   cr_assert_eq(hipobj_client_create(&cfg, &cli, err), HIPOBJ_OK, "%s",

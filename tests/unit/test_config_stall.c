@@ -46,11 +46,17 @@ static void setup(void) {
 TestSuite(config_stall, .init = setup);
 
 /* The resolved low speed; fails the test when resolving fails. */
-static unsigned low_speed(const struct hipobj_client_config *cfg) {
+/* Resolves with the fake environment, which must succeed. */
+static void resolve_ok(const struct hipobj_client_config *cfg,
+                       struct hcfg *out) {
   struct hipobj_error e = {0};
-  struct hcfg c;
-  int rc = hcfg_resolve(cfg, fake_getenv, &c, &e);
+  int rc = hcfg_resolve(cfg, fake_getenv, out, &e);
   cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+}
+
+static unsigned low_speed(const struct hipobj_client_config *cfg) {
+  struct hcfg c;
+  resolve_ok(cfg, &c);
   unsigned v = c.low_speed_bytes_per_s;
   hcfg_free(&c);
   return v;
@@ -123,10 +129,8 @@ Test(config_stall, a_struct_from_before_the_field_gets_the_default) {
 /* GET checksum verification (checksum_mode): on by default, off through
  * HIPOBJ_CHECKSUM_MODE, the field winning, nonsense refused naming it. */
 static int checksum_mode(const struct hipobj_client_config *cfg) {
-  struct hipobj_error e = {0};
   struct hcfg c;
-  int rc = hcfg_resolve(cfg, fake_getenv, &c, &e);
-  cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+  resolve_ok(cfg, &c);
   int v = c.checksum_mode;
   hcfg_free(&c);
   return v;
@@ -153,10 +157,8 @@ Test(config_stall, checksum_mode) {
 /* busy_poll_us: 100 us by default, HIPOBJ_BUSY_POLL_US (0 or "off":
  * never), the field winning (negative: never), above 1000 refused. */
 static unsigned busy_poll(const struct hipobj_client_config *cfg) {
-  struct hipobj_error e = {0};
   struct hcfg c;
-  int rc = hcfg_resolve(cfg, fake_getenv, &c, &e);
-  cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+  resolve_ok(cfg, &c);
   unsigned v = c.busy_poll_us;
   hcfg_free(&c);
   return v;
@@ -200,10 +202,8 @@ Test(config_stall, busy_poll_us) {
  * 1/on, off whenever a proxy variable is set (libcurl then sends the
  * request, through the proxy), anything else refused. */
 static int http_wire(void) {
-  struct hipobj_error e = {0};
   struct hcfg c;
-  int rc = hcfg_resolve(NULL, fake_getenv, &c, &e);
-  cr_assert_eq(rc, HIPOBJ_OK, "rc %d: %s", rc, e.message);
+  resolve_ok(NULL, &c);
   int v = c.http_wire;
   hcfg_free(&c);
   return v;
