@@ -147,6 +147,10 @@ static enum hframe_result head_end(struct hframe *f) {
   }
   if (f->chunked && f->clen >= 0)
     return fail(f, "%s", "both Content-Length and Transfer-Encoding");
+  /* HTTP/1.0 has no chunked coding: such framing is faulty (RFC 9112
+   * 6.1), however well the chunks would parse. */
+  if (f->chunked && f->http10)
+    return fail(f, "%s", "Transfer-Encoding in an HTTP/1.0 answer");
   if (f->http10)
     f->close = 1;
   if (f->status == 204 || f->status == 304) {

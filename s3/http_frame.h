@@ -49,8 +49,10 @@ struct hframe {
 
 /* Ready for an answer to a GET (the only request the wire path sends). */
 void hframe_init(struct hframe *f);
-/* Feeds n bytes; *used gets how many were taken (all of them unless
- * HFRAME_DONE: the rest came after the answer). */
+/* Feeds n bytes; *used gets how many were taken: all of them with
+ * HFRAME_MORE; with HFRAME_DONE the rest came after the answer; with
+ * HFRAME_STOPPED and HFRAME_ERROR the answer is abandoned (the connection
+ * must go) and *used only says how far the parser got. */
 enum hframe_result hframe_feed(struct hframe *f, const char *p, size_t n,
                                size_t *used, const struct hframe_ops *ops,
                                void *ctx);

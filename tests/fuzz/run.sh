@@ -22,7 +22,8 @@ here="$root/tests/fuzz"
 cc=${FUZZ_CC:-clang}
 secs=${FUZZ_SECONDS:-30}
 out=${FUZZ_BUILD:-$root/build-fuzz}
-all=(xml_client xml_server sigv4_uri server_req chunked rdma ranges xmlw)
+all=(xml_client xml_server sigv4_uri server_req chunked rdma ranges xmlw
+  frame)
 if [ $# -gt 0 ]; then
   harnesses=("$@")
 elif [ -n "${FUZZ_ONLY:-}" ]; then
@@ -76,9 +77,9 @@ libs=($(pkg-config --libs libxml-2.0 libcrypto) -lpthread)
 # the harnesses reach, with coverage for the fuzzer.
 srcs=(src/base/buf.c src/base/strutil.c src/base/error.c src/base/codec.c
   src/base/uri.c src/base/crc64nvme.c s3/crypto.c s3/sigv4.c s3/xml.c
-  s3/xml_lists.c s3/xml_doc.c s3/xml_write.c s3/xml_server.c rdma/token.c
-  rdma/rc_check.c src/plan.c src/size.c tests/server/reqparse.c tests/server/xmlw.c
-  tests/server/chunked.c)
+  s3/xml_lists.c s3/xml_doc.c s3/xml_write.c s3/xml_server.c s3/http_frame.c
+  rdma/token.c rdma/rc_check.c src/plan.c src/size.c tests/server/reqparse.c
+  tests/server/xmlw.c tests/server/chunked.c)
 
 build_start=$SECONDS
 # A header newer than the last build rebuilds everything (cheap enough).
@@ -126,7 +127,7 @@ echo "fuzz: built in $((SECONDS - build_start)) s"
 max_len() {
   case $1 in
   xml_client | xml_server) echo 65536 ;;
-  chunked) echo 16384 ;;
+  chunked | frame) echo 16384 ;;
   *) echo 4096 ;;
   esac
 }
