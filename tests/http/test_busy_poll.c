@@ -97,11 +97,15 @@ Test(busy_poll, answers_within_the_poll_are_polled_for) {
   start(100, 1000);
   unsigned long long waits, answered;
   serial_gets(&waits, &answered);
-  /* Every GET waits the server's 0.1 ms, and the first ones are polled
-   * (the connection's set-up may be a hit of its own). How many more are
-   * is the machine's business: on a loaded one a few answers late by a
-   * millisecond stop the polling, as they should. */
-  cr_assert_geq(answered, 2, "%s", logged);
+  /* Every GET waits the server's 0.1 ms, and the first ones are polled.
+   * How many are answered while polling is the machine's business: on a
+   * loaded one a few answers late by a millisecond stop the polling, as
+   * they should (three misses in a row do), so only the first GET's is
+   * counted on. (Through libcurl the connection's set-up was a polled
+   * wait too, and a hit, so 2 were asserted; the wire path connects
+   * without one: the same claim is 1.) */
+  cr_assert_geq(answered, 1, "%s", logged);
+  cr_assert_geq(waits, answered, "%s", logged);
 }
 
 Test(busy_poll, never_when_turned_off) {
